@@ -1,0 +1,47 @@
+# Every target installs what it needs: a fresh clone needs only Python 3.11+ and make.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.installed
+# The folder holding _config.yml and _toc.yml (tests point this at throwaway books).
+BOOK ?= .
+# What the execution cache depends on besides the notebooks' own cells.
+CACHE_INPUTS ?= code pyproject.toml requirements.txt
+PORT ?= 8000
+
+.PHONY: help book test notebooks serve lint clean
+
+help:  ## list the targets
+	@awk -F':.*## ' '/^[a-z]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+$(INSTALLED): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $@
+
+book: $(INSTALLED)  ## build the HTML course into _build/html (executes changed chapters)
+	$(BIN)/python tools/cache_guard.py $(BOOK)/_build/.jupyter_cache $(CACHE_INPUTS)
+	$(BIN)/jupyter-book build -W -n --keep-going $(BOOK)
+
+test: book  ## build the book, then run every test (code, site, browser)
+	CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
+	$(BIN)/python -m pytest
+
+notebooks: $(INSTALLED)  ## write every chapter as a Jupyter notebook into notebooks/
+	@mkdir -p notebooks
+	for chapter in book/[0-9]*.md; do \
+	  $(BIN)/jupytext --quiet --to ipynb --output notebooks/$$(basename "$${chapter%.md}").ipynb "$$chapter"; \
+	done
+	@ls notebooks
+
+serve: book  ## serve the built site on http://127.0.0.1:$(PORT)
+	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
+
+lint: $(INSTALLED)  ## check the Python code with ruff
+	$(BIN)/ruff check code tests tools
+
+clean:  ## remove the built site, the execution cache and generated notebooks
+	rm -rf _build notebooks
