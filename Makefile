@@ -11,7 +11,7 @@ BOOK ?= .
 CACHE_INPUTS ?= code pyproject.toml requirements.txt
 PORT ?= 8000
 
-.PHONY: help book test notebooks serve lint clean
+.PHONY: help book test notebooks serve lint bench clean
 
 help:  ## list the targets
 	@awk -F':.*## ' '/^[a-z]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -41,7 +41,10 @@ serve: book  ## serve the built site on http://127.0.0.1:$(PORT)
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
 lint: $(INSTALLED)  ## check the Python code with ruff
-	$(BIN)/ruff check code tests tools
+	$(BIN)/ruff check code tests tools bench
+
+bench: book  ## run the benchmarks; prints one table and writes _build/bench/results.json
+	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:  ## remove the built site, the execution cache and generated notebooks
 	rm -rf _build notebooks

@@ -1,0 +1,77 @@
+"""`python -m bench`: run the benchmarks, print one table, write JSON under _build/bench/.
+
+    python -m bench                  # everything, full sizes (minutes: it rebuilds the book)
+    python -m bench --only attention,site
+    python -m bench --quick          # tiny sizes; what the smoke test runs
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import yaml
+
+from .attention_bench import AttentionSettings, run_attention_bench
+from .book_bench import BookSettings, run_book_bench
+from .report import render
+from .site_bench import page_weights
+
+REPO = Path(__file__).resolve().parent.parent
+SECTIONS = ("book", "training", "attention", "site")
+
+
+def toc_pages(book: Path) -> list[str]:
+    """The root page and every chapter file listed in the book's _toc.yml."""
+    toc = yaml.safe_load((book / "_toc.yml").read_text())
+    return [toc["root"], *(entry["file"] for entry in toc.get("chapters") or [])]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default=",".join(SECTIONS),
+                        help=f"comma-separated sections out of {', '.join(SECTIONS)}")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
+    parser.add_argument("--book", type=Path, default=REPO, help="folder with _config.yml")
+    parser.add_argument("--touch-module", type=Path,
+                        default=REPO / "code" / "transformer_course" / "timing.py")
+    parser.add_argument("--cache-inputs", default="", help="CACHE_INPUTS for make book")
+    parser.add_argument("--repeats", type=int, default=3, help="repeats of each measurement")
+    parser.add_argument("--out", type=Path, default=REPO / "_build" / "bench" / "results.json")
+    args = parser.parse_args(argv)
+    sections = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown:
+        parser.error(f"--only: unknown sections {unknown}; choose from {list(SECTIONS)}")
+    if args.repeats < 1:
+        parser.error(f"--repeats must be at least 1; got {args.repeats}")
+
+    results: dict = {"quick": args.quick, "repeats": args.repeats}
+    if "book" in sections:
+        results["book"] = run_book_bench(BookSettings(
+            repo=REPO, book=args.book.resolve(), touch_module=args.touch_module.resolve(),
+            cache_inputs=tuple(args.cache_inputs.split()), repeats=args.repeats))
+    if "training" in sections:
+        from .training_bench import run_training_bench
+
+        results["training"] = run_training_bench(quick=args.quick, repeats=args.repeats)
+    if "attention" in sections:
+        settings = (AttentionSettings(batch=1, heads=2, d_k=8, lengths=(16, 32), repeats=2,
+                                      matmul_n=128) if args.quick
+                    else AttentionSettings(repeats=args.repeats))
+        results["attention"] = run_attention_bench(settings)
+    if "site" in sections:
+        book = args.book.resolve()
+        results["site"] = page_weights(book / "_build" / "html", toc_pages(book))
+
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(results, indent=2) + "\n")
+    print(render(results))
+    print(f"\nJSON: {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

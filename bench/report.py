@@ -1,0 +1,84 @@
+"""Render benchmark results as plain-text tables, with the budget table last."""
+
+from __future__ import annotations
+
+from .stats import Budget, format_table
+
+MB = 1e6
+
+
+def _s(d: dict) -> str:
+    return f"{d['median']:.2f} s [{d['min']:.2f}, {d['max']:.2f}] (n={d['n']})"
+
+
+def budgets(results: dict) -> list[Budget]:
+    """The budget rows the results allow (figures not measured in this run show as such)."""
+    rows = []
+    book = results.get("book")
+    rows.append(Budget("clean make book, all chapters",
+                       book and book["clean"]["median"], 180, "s", "median"))
+    rows.append(Budget("no-change rebuild", book and book["no_change"]["median"], 10, "s",
+                       "median"))
+    training = results.get("training")
+    if training:
+        copy = training["copy"]
+        rows.append(Budget("copy task to 100 % held-out", copy["ours"]["time_to_target_s"], 3, "s",
+                           f"seed recipe: {copy['seed']['time_to_target_s']}"
+                           f" s; ours faster: {copy['ours_faster']}"))
+        rev = training["reverse"]
+        rows.append(Budget("reverse task to >= 99 %", rev["ours"]["time_to_target_s"], 30, "s",
+                           f"held-out accuracy {rev['ours']['accuracy']:.3f}"))
+    else:
+        rows.append(Budget("copy task to 100 % held-out", None, 3, "s"))
+        rows.append(Budget("reverse task to >= 99 %", None, 30, "s"))
+    attention = results.get("attention")
+    fast = [r for r in attention["rows"] if r["path"] == "fast"] if attention else []
+    worst = max(fast, key=lambda r: r["ratio_to_sdpa"]) if fast else None
+    rows.append(Budget("package fast path / SDPA time", worst and worst["ratio_to_sdpa"], 1.1,
+                       "x", f"worst over T (at T={worst['T']})" if worst else ""))
+    site = results.get("site")
+    chapters = [p for p in site["pages"] if p["page"] != "book/index"] if site else []
+    heaviest = max(chapters, key=lambda p: p["own_bytes"]) if chapters else None
+    rows.append(Budget("heaviest chapter page", heaviest and heaviest["own_bytes"] / MB, 1.5, "MB",
+                       f"{heaviest['page']}: HTML + images" if heaviest else ""))
+    return rows
+
+
+def render(results: dict) -> str:
+    parts = []
+    book = results.get("book")
+    if book:
+        rows = [["clean make book", _s(book["clean"])],
+                ["no-change rebuild", _s(book["no_change"])],
+                ["rebuild after editing one code/ module", _s(book["after_module_edit"])]]
+        rows += [[f"  execute {name}", _s(t)] for name, t in book["chapters"].items()]
+        parts.append("Book\n" + format_table(["figure", "median [min, max]"], rows))
+    training = results.get("training")
+    if training:
+        from .training_bench import render_training
+
+        parts.append(render_training(training))
+    attention = results.get("attention")
+    if attention:
+        s, mm = attention["settings"], attention["matmul"]
+        rows = [[r["T"], r["path"], f"{r['median'] * 1e3:.2f}", f"{r['min'] * 1e3:.2f}",
+                 f"{r['max'] * 1e3:.2f}", f"{r['peak_mib']:.0f}", f"{r['gflops']:.1f}",
+                 f"{r['fraction_of_matmul']:.2f}", f"{r['ratio_to_sdpa']:.2f}"]
+                for r in attention["rows"]]
+        parts.append(
+            f"Attention (B={s['batch']}, h={s['heads']}, d_k={s['d_k']}, float32, "
+            f"{s['threads']} threads; matmul {mm['n']}x{mm['n']}: {mm['gflops']:.1f} GFLOP/s)\n"
+            + format_table(["T", "path", "median ms", "min ms", "max ms", "peak MiB", "GFLOP/s",
+                            "of matmul", "/ sdpa"], rows))
+    site = results.get("site")
+    if site:
+        rows = [[p["page"], f"{p['html_bytes'] / 1e3:.0f}", p["images"],
+                 f"{p['image_bytes'] / 1e3:.0f}", f"{p['own_bytes'] / 1e3:.0f}"]
+                for p in site["pages"]]
+        rows.append([f"shared CSS/JS ({site['shared_assets']} files, counted once)", "", "",
+                     "", f"{site['shared_assets_bytes'] / 1e3:.0f}"])
+        parts.append("Site\n" + format_table(["page", "HTML kB", "images", "images kB",
+                                               "page kB"], rows))
+    parts.append("Budgets\n" + format_table(["figure", "measured", "budget", "verdict", "note"],
+                                             [b.as_row() for b in budgets(results)]))
+    return "\n\n".join(parts)

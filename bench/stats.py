@@ -1,0 +1,56 @@
+"""Summaries of repeated measurements, and the budget table."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class Summary:
+    """Median, min and max of repeated samples, in the samples' unit."""
+
+    median: float
+    min: float
+    max: float
+    n: int
+
+    @classmethod
+    def of(cls, samples: Sequence[float]) -> Summary:
+        if not samples:
+            raise ValueError("samples must not be empty")
+        return cls(statistics.median(samples), min(samples), max(samples), len(samples))
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """One row of the budget table: a measured figure against its limit."""
+
+    figure: str
+    measured: float | None
+    limit: float
+    unit: str
+    note: str = ""
+
+    @property
+    def met(self) -> bool | None:
+        return None if self.measured is None else self.measured <= self.limit
+
+    def as_row(self) -> list[str]:
+        shown = "not measured" if self.measured is None else f"{self.measured:.3g} {self.unit}"
+        verdict = {True: "met", False: "MISSED", None: "n/a"}[self.met]
+        return [self.figure, shown, f"<= {self.limit:g} {self.unit}", verdict, self.note]
+
+
+def format_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """A plain-text table with aligned columns."""
+    cells = [[str(c) for c in header]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+             for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)

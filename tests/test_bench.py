@@ -1,0 +1,106 @@
+"""Smoke test of the benchmark code at tiny sizes, so `make bench` cannot rot.
+
+It checks that every section runs and that what it reports is consistent; it asserts no speed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bench.__main__ import main, toc_pages
+from bench.attention_bench import PATHS, attention_flops
+from bench.book_bench import executed_chapters
+from bench.report import budgets, render
+from bench.stats import Budget, Summary, format_table
+
+REPO = Path(__file__).resolve().parent.parent
+
+CHAPTER = """---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+# Tiny
+
+```{code-cell} ipython3
+import sys
+sys.path.insert(0, "code")
+import tiny
+print(tiny.VALUE)
+```
+"""
+
+
+def test_summary_and_budget_verdicts():
+    s = Summary.of([3.0, 1.0, 2.0])
+    assert (s.median, s.min, s.max, s.n) == (2.0, 1.0, 3.0, 3)
+    with pytest.raises(ValueError, match="samples"):
+        Summary.of([])
+    assert Budget("x", 1.0, 2.0, "s").met is True
+    assert Budget("x", 3.0, 2.0, "s").as_row()[3] == "MISSED"
+    assert Budget("x", None, 2.0, "s").as_row()[1] == "not measured"
+    table = format_table(["a", "bb"], [["1", "2"], ["333", "4"]])
+    assert table.splitlines()[1] == "---  --"
+
+
+def test_attention_flops_formula():
+    assert attention_flops(2, 3, 5, 7) == 4 * 2 * 3 * 5 * 5 * 7
+
+
+def test_executed_chapters_parses_build_log():
+    log = ("/x/book/01_a.md: Executing notebook using local CWD [mystnb]\n"
+           "/x/book/01_a.md: Executed notebook in 12.50 seconds [mystnb]\n"
+           "/x/book/02_b.md: Executed notebook in 3.00 seconds [mystnb]\n")
+    assert executed_chapters(log) == {"01_a.md": 12.5, "02_b.md": 3.0}
+
+
+@pytest.mark.build
+def test_quick_run_of_every_section(tmp_path, capsys):
+    book = tmp_path / "book"
+    (book / "code").mkdir(parents=True)
+    (book / "code" / "tiny.py").write_text("VALUE = 1\n")
+    (book / "_config.yml").write_text((REPO / "_config.yml").read_text())
+    (book / "_toc.yml").write_text("format: jb-book\nroot: index\nchapters:\n- file: tiny\n")
+    (book / "index.md").write_text("# Index\n\nA throwaway book for the benchmark smoke test.\n")
+    (book / "tiny.md").write_text(CHAPTER)
+    out = tmp_path / "results.json"
+    sections = "book,attention,site" + (",training" if _has_training() else "")
+    code = main(["--quick", "--repeats", "1", "--only", sections, "--book", str(book),
+                 "--touch-module", str(book / "code" / "tiny.py"),
+                 "--cache-inputs", str(book / "code"), "--out", str(out)])
+    assert code == 0
+    results = json.loads(out.read_text())
+    assert (book / "code" / "tiny.py").read_text() == "VALUE = 1\n"  # edit restored
+    for key in ("clean", "no_change", "after_module_edit"):
+        assert results["book"][key]["n"] == 1 and results["book"][key]["median"] > 0
+    assert set(results["book"]["chapters"]) == {"tiny.md"}
+    rows = results["attention"]["rows"]
+    assert {(r["path"], r["T"]) for r in rows} == {(p, T) for p in PATHS for T in (16, 32)}
+    assert all(r["median"] > 0 and r["gflops"] > 0 for r in rows)
+    assert all(r["ratio_to_sdpa"] == 1.0 for r in rows if r["path"] == "sdpa")
+    pages = {p["page"]: p for p in results["site"]["pages"]}
+    assert set(pages) == set(toc_pages(book)) == {"index", "tiny"}
+    assert all(p["own_bytes"] >= p["html_bytes"] > 0 for p in pages.values())
+    printed = capsys.readouterr().out
+    assert "Budgets" in printed and render(results) in printed
+    assert [b.figure for b in budgets(results)][0] == "clean make book, all chapters"
+
+
+def test_cli_rejects_unknown_section():
+    proc = subprocess.run([sys.executable, "-m", "bench", "--only", "nope"], cwd=REPO,
+                          capture_output=True, text=True)
+    assert proc.returncode == 2 and "unknown sections" in proc.stderr
+
+
+def _has_training() -> bool:
+    return (REPO / "bench" / "training_bench.py").exists()
