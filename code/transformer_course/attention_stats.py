@@ -13,6 +13,7 @@ Every function takes an explicit seed, so the tables (except wall-clock times) a
 from __future__ import annotations
 
 import math
+import time
 import tracemalloc
 from collections.abc import Callable, Sequence
 
@@ -26,6 +27,8 @@ from .timing import time_call
 
 #: The attention implementations :func:`attention_time` can time, by name.
 TIMED_PATHS = ("numpy", "torch explicit", "torch fused")
+#: The clocks :func:`attention_time` can read: process CPU time or elapsed wall-clock time.
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 
 
 def _check_sizes(name: str, values: Sequence[int]) -> list[int]:
@@ -171,24 +174,26 @@ def _attention_call(path: str, T: int, d_k: int, batch: int, seed: int) -> Calla
 
 def attention_time(T_values: Sequence[int], *, d_k: int = 64, batch: int = 1,
                    paths: Sequence[str] = TIMED_PATHS, repeats: int = 3, threads: int = 1,
-                   seed: int = 0) -> pd.DataFrame:
-    """Median wall-clock seconds of one attention call (float32, no mask) against T.
+                   clock: str = "cpu", seed: int = 0) -> pd.DataFrame:
+    """Median time of one attention call (float32, no mask) against T.
 
     Paths: "numpy" (:func:`scaled_dot_product_attention_numpy`), "torch explicit"
     (:func:`scaled_dot_product_attention`, weights returned) and "torch fused"
     (``need_weights=False``, i.e. ``F.scaled_dot_product_attention``); self-attention, T_q = T_k.
-    PyTorch runs on ``threads`` threads during the sweep (restored afterwards): one thread keeps
-    the timings of a shared, busy machine from being dominated by threads waiting for each other.
-    NumPy's BLAS keeps its own thread pool.
+    PyTorch runs on ``threads`` threads during the sweep (restored afterwards). With one thread,
+    ``clock="cpu"`` (process CPU time) measures the work itself, unaffected by other programs
+    competing for the cores; ``clock="wall"`` measures elapsed time. NumPy's BLAS keeps its own
+    thread pool, whose waiting threads also count as CPU time.
 
     Args:
         T_values: sequence lengths. d_k: query/key/value width. batch: B.
         paths: which implementations to time. repeats: timed calls per point (median kept).
-        threads: PyTorch intra-op threads while timing.
+        threads: PyTorch intra-op threads while timing. clock: "cpu" or "wall".
         seed: seed of the random inputs.
 
     Returns:
-        one row per (T, path) with columns ``T``, ``path``, ``seconds``, ``min_seconds``.
+        one row per (T, path) with columns ``T``, ``path``, ``seconds`` (median) and
+        ``min_seconds``.
     """
     Ts = _check_sizes("T_values", T_values)
     check_positive_int("d_k", d_k)
@@ -199,13 +204,16 @@ def attention_time(T_values: Sequence[int], *, d_k: int = 64, batch: int = 1,
     if isinstance(paths, str) or not paths or any(p not in TIMED_PATHS for p in paths):
         raise ValueError(f"paths must be a non-empty sequence drawn from {TIMED_PATHS}; "
                          f"got {paths!r}")
+    if clock not in CLOCKS:
+        raise ValueError(f"clock must be one of {tuple(CLOCKS)}; got {clock!r}")
     rows = []
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         for T in Ts:
             for path in paths:
-                timing = time_call(_attention_call(path, T, d_k, batch, seed), repeats=repeats)
+                timing = time_call(_attention_call(path, T, d_k, batch, seed), repeats=repeats,
+                                   clock=CLOCKS[clock])
                 rows.append({"T": T, "path": path, "seconds": timing.median,
                              "min_seconds": timing.min})
     finally:

@@ -75,13 +75,15 @@ def plot_softmax_saturation(table: pd.DataFrame, T_k: int) -> Figure:
     return fig
 
 
-def plot_attention_cost(times: pd.DataFrame, memory: pd.DataFrame, fit_from: int = 1) -> Figure:
+def plot_attention_cost(times: pd.DataFrame, memory: pd.DataFrame, fit_from: int = 1,
+                        time_label: str = "median time per call (ms)") -> Figure:
     """Time (per path) and peak memory of attention against T on log-log axes, slopes fitted.
 
     Args:
         times: the output of :func:`~transformer_course.attention_stats.attention_time`.
         memory: the output of :func:`~transformer_course.attention_stats.attention_memory`.
         fit_from: fit the slopes only on points with T >= fit_from (small T is overhead-bound).
+        time_label: the label of the time axis (say which clock was read).
     """
     _check_frame("times", times, ["T", "path", "seconds"])
     _check_frame("memory", memory, ["T", "peak_bytes", "weights_bytes"])
@@ -92,7 +94,7 @@ def plot_attention_cost(times: pd.DataFrame, memory: pd.DataFrame, fit_from: int
         fit = rows[rows["T"] >= fit_from]
         slope = loglog_slope(fit["T"], fit["seconds"]) if len(fit) >= 2 else float("nan")
         left.plot(rows["T"], rows["seconds"] * 1e3, "o-", label=f"{path} (slope {slope:.2f})")
-    left.set_ylabel("median time per call (ms)")
+    left.set_ylabel(time_label)
     fit = memory[memory["T"] >= fit_from]
     slope = loglog_slope(fit["T"], fit["peak_bytes"]) if len(fit) >= 2 else float("nan")
     right.plot(memory["T"], memory["peak_bytes"] / 2**20, "o-",
