@@ -1,4 +1,4 @@
-"""Tests for transformer_course.attention: references, properties, numerics, gradients, bad input."""
+"""Tests for transformer_course.attention: references, properties, numerics, bad input."""
 
 from __future__ import annotations
 
@@ -10,7 +10,6 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from transformer_course.attention import (
     naive_softmax,
     scaled_dot_product_attention,

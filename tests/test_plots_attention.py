@@ -1,18 +1,13 @@
-"""Tests for transformer_course.plots.attention: each figure builds from its table, bad input fails."""
+"""Tests for transformer_course.plots.attention: figures build from their tables."""
 
 from __future__ import annotations
 
-import matplotlib
-
-matplotlib.use("Agg")
-
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from transformer_course.plots import attention as plots  # noqa: E402
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+from transformer_course.plots import attention as plots
 
 VARIANCE = pd.DataFrame({"d_k": [1, 2, 4], "var_unscaled": [1.0, 2.1, 3.9],
                          "var_scaled": [1.0, 1.05, 0.97]})
