@@ -43,6 +43,9 @@ def padding_mask_from_tokens(tokens: torch.Tensor, pad_id: int) -> torch.Tensor:
     check_array("tokens", tokens, kind=torch.Tensor, ndim=2, shape="(B, T)")
     if tokens.is_floating_point() or tokens.dtype == torch.bool:
         raise TypeError(f"tokens must hold integer ids; got dtype {tokens.dtype}")
+    if tokens.shape[1] == 0:
+        raise ValueError(f"tokens must have at least one position, shape (B, T) with T > 0; "
+                         f"got shape {tuple(tokens.shape)}")
     if isinstance(pad_id, bool) or not isinstance(pad_id, int):
         raise TypeError(f"pad_id must be an int; got {type(pad_id).__name__}")
     return (tokens != pad_id)[:, None, :]  # (B, 1, T)
@@ -61,7 +64,8 @@ def combine_masks(*masks: torch.Tensor | None) -> torch.Tensor | None:
         shape = torch.broadcast_shapes(*(m.shape for m in present))
     except RuntimeError as error:
         shapes = ", ".join(str(tuple(m.shape)) for m in present)
-        raise ValueError(f"masks must broadcast to one shape (..., T_q, T_k); got {shapes}") from error
+        raise ValueError(
+            f"masks must broadcast to one shape (..., T_q, T_k); got {shapes}") from error
     combined = torch.ones(shape, dtype=torch.bool, device=present[0].device)
     for m in present:
         combined = combined & m

@@ -1,0 +1,343 @@
+"""Tests for transformer_course.attention: references, properties, numerics, bad input."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from transformer_course.attention import (
+    naive_softmax,
+    scaled_dot_product_attention,
+    scaled_dot_product_attention_numpy,
+    softmax,
+)
+
+SETTINGS = settings(max_examples=30, deadline=None)
+TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}
+
+# (q shape, k shape, v shape): T_q != T_k, d_v != d_k, extra batch dimensions.
+SHAPES = [
+    ((3, 4), (3, 4), (3, 4)),
+    ((2, 3, 4), (2, 5, 4), (2, 5, 6)),
+    ((2, 3, 7, 8), (2, 3, 4, 8), (2, 3, 4, 2)),
+    ((2, 2, 2, 1, 5), (2, 2, 2, 6, 5), (2, 2, 2, 6, 3)),
+]
+
+
+def _inputs(shapes, dtype, seed=0, masked=False):
+    gen = torch.Generator().manual_seed(seed)
+    q, k, v = (torch.randn(*s, generator=gen, dtype=torch.float64).to(dtype) for s in shapes)
+    mask = None
+    if masked:
+        mask = torch.rand(*q.shape[:-1], k.shape[-2], generator=gen) > 0.4  # (..., T_q, T_k)
+        mask[..., 0, :] = False  # one fully masked query row in every batch entry
+    return q, k, v, mask
+
+
+def _sdpa(q, k, v, mask):
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+def _reference_numpy(q, k, v, mask):
+    """Attention written from the formula with explicit loops over the queries (float64)."""
+    q, k, v = (x.astype(np.float64) for x in (q, k, v))
+    out = np.zeros((*q.shape[:-1], v.shape[-1]))
+    if mask is not None:
+        mask = np.broadcast_to(mask, (*q.shape[:-1], k.shape[-2]))
+    for index in np.ndindex(*q.shape[:-1]):
+        batch, i = index[:-1], index[-1]
+        scores = np.array([q[index] @ k[(*batch, j)] for j in range(k.shape[-2])])
+        scores = scores / math.sqrt(q.shape[-1])
+        allowed = np.ones(k.shape[-2], bool) if mask is None else mask[(*batch, i)]
+        if not allowed.any():
+            continue
+        e = np.where(allowed, np.exp(scores - scores[allowed].max()), 0.0)
+        out[index] = (e / e.sum()) @ v[batch]
+    return out
+
+
+# --- References -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shapes", SHAPES)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("masked", [False, True])
+def test_all_paths_match_torch_sdpa(shapes, dtype, masked):
+    q, k, v, mask = _inputs(shapes, dtype, masked=masked)
+    expected = _sdpa(q, k, v, mask)
+    explicit, weights = scaled_dot_product_attention(q, k, v, mask)
+    fast, none = scaled_dot_product_attention(q, k, v, mask, need_weights=False)
+    np_out, np_weights = scaled_dot_product_attention_numpy(
+        q.numpy(), k.numpy(), v.numpy(), None if mask is None else mask.numpy())
+    tol = TOLERANCE[dtype]
+    assert none is None
+    assert explicit.dtype == fast.dtype == dtype and np_out.dtype == q.numpy().dtype
+    torch.testing.assert_close(explicit, expected, atol=tol, rtol=0)
+    torch.testing.assert_close(fast, expected, atol=tol, rtol=0)
+    torch.testing.assert_close(torch.from_numpy(np_out), expected, atol=tol, rtol=0)
+    torch.testing.assert_close(torch.from_numpy(np_weights), weights, atol=tol, rtol=0)
+
+
+@pytest.mark.parametrize("shapes", SHAPES)
+@pytest.mark.parametrize("masked", [False, True])
+def test_numpy_matches_loop_reference(shapes, masked):
+    q, k, v, mask = _inputs(shapes, torch.float64, seed=3, masked=masked)
+    q, k, v = q.numpy(), k.numpy(), v.numpy()
+    mask = None if mask is None else mask.numpy()
+    out, _ = scaled_dot_product_attention_numpy(q, k, v, mask)
+    np.testing.assert_allclose(out, _reference_numpy(q, k, v, mask), atol=1e-12, rtol=0)
+
+
+def test_custom_scale_matches_torch():
+    q, k, v, mask = _inputs(SHAPES[1], torch.float64, masked=True)
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.3)
+    for need_weights in (True, False):
+        out, _ = scaled_dot_product_attention(q, k, v, mask, scale=0.3, need_weights=need_weights)
+        torch.testing.assert_close(out, expected, atol=1e-10, rtol=0)
+    np_out, _ = scaled_dot_product_attention_numpy(q.numpy(), k.numpy(), v.numpy(), mask.numpy(),
+                                                   scale=0.3)
+    np.testing.assert_allclose(np_out, expected.numpy(), atol=1e-10, rtol=0)
+
+
+@pytest.mark.parametrize("shapes", SHAPES[1:3])
+@pytest.mark.parametrize("masked", [False, True])
+def test_gradients_match_torch_sdpa(shapes, masked):
+    q, k, v, mask = _inputs(shapes, torch.float64, seed=5, masked=masked)
+    upstream = torch.randn(*q.shape[:-1], v.shape[-1], dtype=torch.float64)
+
+    def grads(fn):
+        leaves = [x.clone().requires_grad_(True) for x in (q, k, v)]
+        (fn(*leaves) * upstream).sum().backward()
+        return [x.grad for x in leaves]
+
+    ours = grads(lambda a, b, c: scaled_dot_product_attention(a, b, c, mask)[0])
+    theirs = grads(lambda a, b, c: _sdpa(a, b, c, mask))
+    for g_ours, g_theirs in zip(ours, theirs, strict=True):
+        assert torch.isfinite(g_ours).all()
+        torch.testing.assert_close(g_ours, g_theirs, atol=1e-10, rtol=0)
+
+
+# --- Properties -----------------------------------------------------------------------------
+
+dims = st.integers(min_value=1, max_value=6)
+
+
+@SETTINGS
+@given(B=dims, T_q=dims, T_k=dims, d_k=dims, seed=st.integers(0, 10_000))
+def test_rows_sum_to_one_and_masked_weights_are_zero(B, T_q, T_k, d_k, seed):
+    rng = np.random.default_rng(seed)
+    q = rng.standard_normal((B, T_q, d_k)) * 5
+    k = rng.standard_normal((B, T_k, d_k)) * 5
+    v = rng.standard_normal((B, T_k, 2))
+    mask = rng.random((B, T_q, T_k)) > 0.5
+    np_out, np_w = scaled_dot_product_attention_numpy(q, k, v, mask)
+    t_out, t_w = scaled_dot_product_attention(*(torch.from_numpy(x) for x in (q, k, v)),
+                                              torch.from_numpy(mask))
+    for w in (np_w, t_w.numpy()):
+        assert np.all(w[~mask] == 0.0)  # exactly zero, not small
+        assert np.all(w >= 0)
+        has_key = mask.any(-1)
+        np.testing.assert_allclose(w.sum(-1)[has_key], 1.0, atol=1e-12)
+        assert np.all(w.sum(-1)[~has_key] == 0.0)
+    assert np.all(np_out[~mask.any(-1)] == 0.0) and np.all(t_out.numpy()[~mask.any(-1)] == 0.0)
+
+
+@SETTINGS
+@given(T=st.integers(2, 8), t=st.integers(0, 6), seed=st.integers(0, 10_000))
+def test_causal_outputs_ignore_the_future(T, t, seed):
+    t = min(t, T - 2)
+    gen = torch.Generator().manual_seed(seed)
+    proj = torch.randn(4, 3 * 4, generator=gen, dtype=torch.float64)  # x -> q, k, v
+    x = torch.randn(2, T, 4, generator=gen, dtype=torch.float64)
+    changed = x.clone()
+    changed[:, t + 1:] = torch.randn(2, T - t - 1, 4, generator=gen, dtype=torch.float64) * 10
+    mask = torch.ones(T, T, dtype=torch.bool).tril()
+    for need_weights in (True, False):
+        before = scaled_dot_product_attention(*(x @ proj).split(4, -1), mask,
+                                              need_weights=need_weights)[0]
+        after = scaled_dot_product_attention(*(changed @ proj).split(4, -1), mask,
+                                             need_weights=need_weights)[0]
+        torch.testing.assert_close(after[:, : t + 1], before[:, : t + 1], atol=1e-12, rtol=0)
+        assert not torch.allclose(after[:, t + 1:], before[:, t + 1:])
+
+
+@SETTINGS
+@given(T_q=dims, T_k=st.integers(2, 8), seed=st.integers(0, 10_000))
+def test_permutation_equivariance(T_q, T_k, seed):
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(2, T_q, 4, generator=gen, dtype=torch.float64)
+    k = torch.randn(2, T_k, 4, generator=gen, dtype=torch.float64)
+    v = torch.randn(2, T_k, 3, generator=gen, dtype=torch.float64)
+    out, _ = scaled_dot_product_attention(q, k, v)
+    key_perm = torch.randperm(T_k, generator=gen)
+    same, _ = scaled_dot_product_attention(q, k[:, key_perm], v[:, key_perm])
+    torch.testing.assert_close(same, out, atol=1e-12, rtol=0)
+    query_perm = torch.randperm(T_q, generator=gen)
+    permuted, _ = scaled_dot_product_attention(q[:, query_perm], k, v)
+    torch.testing.assert_close(permuted, out[:, query_perm], atol=1e-12, rtol=0)
+    # Self-attention with projections: permuting the input permutes the output.
+    proj = torch.randn(3, 3 * 4, generator=gen, dtype=torch.float64)
+    x = torch.randn(1, T_k, 3, generator=gen, dtype=torch.float64)
+    self_out, _ = scaled_dot_product_attention(*(x @ proj).split(4, -1))
+    self_perm, _ = scaled_dot_product_attention(*(x[:, key_perm] @ proj).split(4, -1))
+    torch.testing.assert_close(self_perm, self_out[:, key_perm], atol=1e-12, rtol=0)
+
+
+def test_shift_invariance_and_stable_softmax():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 7))
+    np.testing.assert_allclose(softmax(x + 1234.5), softmax(x), atol=1e-12)
+    np.testing.assert_allclose(softmax(x), naive_softmax(x), atol=1e-14)
+    e = np.exp(x)
+    np.testing.assert_allclose(softmax(x, axis=0), e / e.sum(0), atol=1e-14)
+
+
+# --- Numerics -------------------------------------------------------------------------------
+
+
+def test_naive_softmax_fails_where_stable_does_not():
+    big = np.array([1000.0, 999.0, 998.0])
+    assert np.isnan(naive_softmax(big)).all()
+    assert np.isnan(naive_softmax(-big)).all()
+    expected = np.exp([0.0, -1.0, -2.0]) / np.exp([0.0, -1.0, -2.0]).sum()
+    np.testing.assert_allclose(softmax(big), expected, atol=1e-15)
+    np.testing.assert_allclose(softmax(-big), expected[::-1], atol=1e-15)
+
+
+def test_softmax_of_all_minus_inf_row_is_zero():
+    x = np.array([[-np.inf, -np.inf, -np.inf], [0.0, -np.inf, 0.0]])
+    np.testing.assert_array_equal(softmax(x), [[0.0, 0.0, 0.0], [0.5, 0.0, 0.5]])
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16, torch.float32])
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_huge_logits_give_finite_outputs(dtype, need_weights):
+    gen = torch.Generator().manual_seed(0)
+    signs = torch.randint(0, 2, (2, 3, 4), generator=gen) * 2 - 1
+    q = (100.0 * signs).to(dtype)  # (B, T_q, d_k): scores up to 100 * 100 * 4 / 2 = 2e4
+    k = (100.0 * torch.randint(0, 2, (2, 5, 4), generator=gen) * 2 - 100.0).to(dtype)
+    v = torch.randn(2, 5, 3, generator=gen).to(dtype)
+    mask = torch.ones(3, 5, dtype=torch.bool)
+    mask[1] = False
+    for m in (None, mask):
+        out, _ = scaled_dot_product_attention(q, k, v, m, need_weights=need_weights)
+        assert out.dtype == dtype and torch.isfinite(out).all()
+        ref = _sdpa(q.double(), k.double(), v.double(), m)
+        torch.testing.assert_close(out.double(), ref, atol=0.05, rtol=0.02)
+
+
+def test_numpy_float16_huge_logits_finite():
+    q = np.full((1, 2, 4), 100.0, dtype=np.float16)
+    k = np.concatenate([q, -q], axis=1)  # scores +-2e4
+    v = np.arange(12, dtype=np.float16).reshape(1, 4, 3)
+    out, w = scaled_dot_product_attention_numpy(q, k, v)
+    assert out.dtype == np.float16 and np.isfinite(out).all()
+    np.testing.assert_allclose(w[0, 0], [0.5, 0.5, 0.0, 0.0])
+
+
+def test_fully_masked_row_gives_zeros_and_finite_gradients():
+    q, k, v, _ = _inputs(SHAPES[1], torch.float64)
+    mask = torch.ones(2, 3, 5, dtype=torch.bool)
+    mask[:, 1] = False  # query 1 may attend to nothing
+    np_out, np_w = scaled_dot_product_attention_numpy(q.numpy(), k.numpy(), v.numpy(),
+                                                      mask.numpy())
+    assert np.all(np_out[:, 1] == 0) and np.all(np_w[:, 1] == 0)
+    for need_weights in (True, False):
+        leaves = [x.clone().requires_grad_(True) for x in (q, k, v)]
+        out, w = scaled_dot_product_attention(*leaves, mask, need_weights=need_weights)
+        assert torch.all(out[:, 1] == 0)
+        assert w is None or torch.all(w[:, 1] == 0)
+        out.sum().backward()
+        for leaf in leaves:
+            assert torch.isfinite(leaf.grad).all()
+        assert torch.all(leaves[0].grad[:, 1] == 0)
+
+
+def test_dropout_is_applied_to_weights():
+    q, k, v, _ = _inputs(SHAPES[1], torch.float64)
+    torch.manual_seed(0)
+    _, w = scaled_dot_product_attention(q, k, v, dropout_p=0.5)
+    _, w_clean = scaled_dot_product_attention(q, k, v)
+    kept = w != 0
+    assert 0 < kept.float().mean() < 1
+    torch.testing.assert_close(w[kept], 2 * w_clean[kept])
+
+
+# --- Bad input ------------------------------------------------------------------------------
+
+Q, K, V = np.zeros((2, 3, 4)), np.zeros((2, 5, 4)), np.zeros((2, 5, 6))
+NP_BAD = [
+    # (kwargs overriding q, k, v, mask, scale), error, pattern (argument, expected, actual)
+    ({"q": [[1.0]]}, TypeError, r"q must be a NumPy array .*\(\.\.\., T_q, d_k\).*list"),
+    ({"q": np.zeros(4)}, ValueError, r"q must have at least 2 .*\(\.\.\., T_q, d_k\).*\(4,\)"),
+    ({"k": np.zeros((2, 5, 3))}, ValueError, r"q and k .*d_k.*\(2, 3, 4\).*\(2, 5, 3\)"),
+    ({"v": np.zeros((2, 4, 6))}, ValueError, r"k and v .*T_k.*\(2, 5, 4\).*\(2, 4, 6\)"),
+    ({"q": np.zeros((3, 3, 4))}, ValueError, r"q and k .*batch.*\(3, 3, 4\).*\(2, 5, 4\)"),
+    ({"q": np.zeros((2, 3, 4), dtype=int)}, TypeError, r"q must have a floating-point dtype"),
+    ({"v": np.zeros((2, 5, 6), dtype=np.float32)}, TypeError, r"share a dtype"),
+    ({"q": np.zeros((2, 0, 4))}, ValueError, r"q must have positive sizes.*\(2, 0, 4\)"),
+    ({"k": np.zeros((2, 5, 0)), "q": np.zeros((2, 3, 0))}, ValueError, r"q must have positive"),
+    ({"mask": np.ones((2, 3, 4), dtype=bool)}, ValueError,
+     r"mask must broadcast to \(\.\.\., T_q, T_k\) \(2, 3, 5\); got shape \(2, 3, 4\)"),
+    ({"mask": np.ones((1, 2, 3, 5), dtype=bool)}, ValueError, r"mask must broadcast"),
+    ({"mask": np.ones((2, 3, 5))}, TypeError, r"mask must be boolean.*float64"),
+    ({"mask": [[True]]}, TypeError, r"mask must be a NumPy array"),
+    ({"scale": 0.0}, ValueError, r"scale must be a positive finite number"),
+    ({"scale": float("inf")}, ValueError, r"scale must be a positive finite number"),
+    ({"scale": "0.5"}, TypeError, r"scale must be a positive number or None"),
+]
+
+
+@pytest.mark.parametrize(("override", "error", "pattern"), NP_BAD)
+def test_numpy_attention_bad_input(override, error, pattern):
+    args = {"q": Q, "k": K, "v": V, "mask": None, "scale": None} | override
+    with pytest.raises(error, match=pattern):
+        scaled_dot_product_attention_numpy(args["q"], args["k"], args["v"], args["mask"],
+                                           scale=args["scale"])
+
+
+def _torch_bad_cases():
+    cases = []
+    for override, error, pattern in NP_BAD:
+        converted = {key: torch.from_numpy(value) if isinstance(value, np.ndarray) else value
+                     for key, value in override.items()}
+        cases.append((converted, error, pattern.replace("a NumPy array", "a torch.Tensor")))
+    cases += [
+        ({"q": Q}, TypeError, r"q must be a torch.Tensor .*ndarray"),
+        ({"dropout_p": 1.0}, ValueError, r"dropout_p must be in \[0, 1\)"),
+        ({"dropout_p": -0.1}, ValueError, r"dropout_p must be in"),
+        ({"dropout_p": "0.1"}, TypeError, r"dropout_p must be a number"),
+        ({"need_weights": 1}, TypeError, r"need_weights must be a bool"),
+    ]
+    return cases
+
+
+@pytest.mark.parametrize(("override", "error", "pattern"), _torch_bad_cases())
+def test_torch_attention_bad_input(override, error, pattern):
+    args = {"q": torch.from_numpy(Q), "k": torch.from_numpy(K), "v": torch.from_numpy(V),
+            "mask": None, "scale": None, "dropout_p": 0.0, "need_weights": True} | override
+    with pytest.raises(error, match=pattern):
+        scaled_dot_product_attention(args["q"], args["k"], args["v"], args["mask"],
+                                     scale=args["scale"], dropout_p=args["dropout_p"],
+                                     need_weights=args["need_weights"])
+
+
+@pytest.mark.parametrize("fn", [softmax, naive_softmax])
+@pytest.mark.parametrize(("x", "axis", "error", "pattern"), [
+    ([1.0, 2.0], -1, TypeError, r"x must be a NumPy array .*list"),
+    (torch.zeros(3), -1, TypeError, r"x must be a NumPy array .*Tensor"),
+    (np.float64(1.0), -1, TypeError, r"x must be a NumPy array"),
+    (np.array(1.0), -1, ValueError, r"x must have at least 1 dimensions.*got 0"),
+    (np.array([1, 2]), -1, TypeError, r"x must have a floating-point dtype; got int64"),
+    (np.zeros((2, 3)), 2, ValueError, r"axis must lie in \[-2, 1\] for x of shape \(2, 3\); got 2"),
+    (np.zeros((2, 3)), 1.0, TypeError, r"axis must be an int"),
+    (np.zeros((2, 0)), -1, ValueError, r"x must have at least one entry along axis -1.*\(2, 0\)"),
+])
+def test_softmax_bad_input(fn, x, axis, error, pattern):
+    with pytest.raises(error, match=pattern):
+        fn(x, axis=axis)

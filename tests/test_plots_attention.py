@@ -1,0 +1,84 @@
+"""Tests for transformer_course.plots.attention: figures build from their tables."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+from matplotlib.figure import Figure
+from transformer_course.plots import attention as plots
+
+VARIANCE = pd.DataFrame({"d_k": [1, 2, 4], "var_unscaled": [1.0, 2.1, 3.9],
+                         "var_scaled": [1.0, 1.05, 0.97]})
+SATURATION = pd.DataFrame({"d_k": [1, 1, 4, 4], "scaling": ["scaled", "unscaled"] * 2,
+                           "entropy": [2.0, 2.0, 1.9, 1.0], "grad_norm": [0.2, 0.2, 0.2, 0.1]})
+TIMES = pd.DataFrame({"T": [64, 128, 256] * 2, "path": ["a"] * 3 + ["b"] * 3,
+                      "seconds": [1e-3, 4e-3, 1.6e-2, 2e-3, 8e-3, 3.2e-2]})
+MEMORY = pd.DataFrame({"T": [64, 128, 256], "peak_bytes": [3e4, 1.2e5, 4.8e5],
+                       "weights_bytes": [1e4, 4e4, 1.6e5]})
+
+
+def _close(fig):
+    assert isinstance(fig, Figure)
+    plt.close(fig)
+
+
+def test_variance_figure():
+    fig = plots.plot_dot_product_variance(VARIANCE)
+    assert len(fig.axes) == 1 and len(fig.axes[0].lines) == 4
+    _close(fig)
+
+
+def test_saturation_figure():
+    fig = plots.plot_softmax_saturation(SATURATION, T_k=8)
+    left, right = fig.axes
+    assert left.lines[-1].get_ydata()[0] == pytest.approx(np.log(8))
+    assert right.get_yscale() == "log"
+    _close(fig)
+
+
+def test_cost_figure_reports_fitted_slopes():
+    fig = plots.plot_attention_cost(TIMES, MEMORY, fit_from=64, time_label="CPU ms")
+    left, right = fig.axes
+    labels = [line.get_label() for line in left.lines]
+    assert labels == ["a (slope 2.00)", "b (slope 2.00)"]
+    assert right.lines[0].get_label() == "NumPy peak (slope 2.00)"
+    assert left.get_ylabel() == "CPU ms"
+    _close(fig)
+
+
+def test_weights_figure_marks_blocked_cells():
+    w = np.array([[1.0, 0.0], [0.4, 0.6]])
+    mask = np.array([[True, False], [True, True]])
+    fig = plots.plot_attention_weights([w, w], ["plain", "masked"], [None, mask])
+    texts = [t.get_text() for t in fig.axes[1].texts]
+    assert texts == ["1.00", "×", "0.40", "0.60"]
+    assert "×" not in [t.get_text() for t in fig.axes[0].texts]
+    _close(fig)
+
+
+@pytest.mark.parametrize(("call", "error", "pattern"), [
+    (lambda: plots.plot_dot_product_variance(VARIANCE.to_dict()), TypeError,
+     r"table must be a pandas DataFrame"),
+    (lambda: plots.plot_dot_product_variance(VARIANCE.drop(columns="var_scaled")), ValueError,
+     r"table must be a non-empty DataFrame with columns \['d_k', 'var_unscaled', 'var_scaled'\]"),
+    (lambda: plots.plot_softmax_saturation(SATURATION, T_k=0), ValueError, r"T_k must be"),
+    (lambda: plots.plot_softmax_saturation(SATURATION.iloc[:0], T_k=4), ValueError,
+     r"table must be a non-empty DataFrame"),
+    (lambda: plots.plot_attention_cost(TIMES, MEMORY.drop(columns="peak_bytes")), ValueError,
+     r"memory must be a non-empty DataFrame"),
+    (lambda: plots.plot_attention_cost(TIMES, MEMORY, fit_from=0), ValueError, r"fit_from"),
+    (lambda: plots.plot_attention_weights(np.eye(2), ["a"]), TypeError,
+     r"weights must be a non-empty sequence"),
+    (lambda: plots.plot_attention_weights([np.eye(2)], ["a", "b"]), ValueError,
+     r"titles and masks must have one entry per panel \(1\); got 2 titles"),
+    (lambda: plots.plot_attention_weights([np.ones(3)], ["a"]), ValueError,
+     r"weights\[0\] must have shape \(T_q, T_k\); got shape \(3,\)"),
+    (lambda: plots.plot_attention_weights([np.eye(2)], ["a"], [np.ones((3, 3), bool)]),
+     ValueError, r"masks\[0\] must have the shape of weights\[0\] \(2, 2\); got shape \(3, 3\)"),
+])
+def test_bad_input(call, error, pattern):
+    with pytest.raises(error, match=pattern):
+        call()
+    plt.close("all")
