@@ -64,15 +64,22 @@ def check_notebook_downloads(app: Sphinx, exception: Exception | None) -> None:
         return
     for page in notebook_pages(app):
         path = Path(app.outdir) / "_sources" / f"{page}.ipynb"
-        problem = _notebook_problem(path)
+        problem = notebook_download_problem(path)
         if problem:
             LOGGER.warning(
                 "executed notebook download for %s: %s (is launch_buttons.binderhub_url set?)",
                 page, problem, location=page)
 
 
-def _notebook_problem(path: Path) -> str:
-    """Why ``path`` is not a valid executed notebook, or '' when it is."""
+def notebook_download_problem(path: Path) -> str:
+    """Why ``path`` is not a valid, executed notebook; '' when it is.
+
+    Args:
+        path: the ``.ipynb`` a page offers for download.
+    """
+    if not isinstance(path, (str, Path)):
+        raise TypeError(f"path must be a str or Path; got {type(path).__name__}")
+    path = Path(path)
     if not path.is_file():
         return f"{path} is missing"
     try:
