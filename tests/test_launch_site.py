@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import pytest
@@ -117,3 +118,43 @@ def test_notebook_download_problem(tmp_path: Path) -> None:
 def test_notebook_download_problem_rejects_a_non_path() -> None:
     with pytest.raises(TypeError, match="path"):
         launch_site.notebook_download_problem(42)  # type: ignore[arg-type]
+
+
+def fake_app(build: Path, cache_path: str, mode: str = "cache") -> SimpleNamespace:
+    """The parts of a Sphinx app that ``restore_cached_outputs`` reads."""
+    config = SimpleNamespace(execution_mode=mode, execution_cache_path=cache_path)
+    return SimpleNamespace(outdir=str(build / "html"), env=SimpleNamespace(mystnb_config=config))
+
+
+def test_restore_cached_outputs_merges_the_cache_into_both_files(tmp_path: Path) -> None:
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    build = tmp_path / "_build"
+    fresh = executed([nbformat.v4.new_markdown_cell("# T"), nbformat.v4.new_code_cell("1 + 1")])
+    ran = nbformat.from_dict(nbformat.reads(nbformat.writes(fresh), as_version=4))
+    ran.cells[1].execution_count = 1
+    ran.cells[1].outputs = [
+        nbformat.v4.new_output("execute_result", {"text/plain": "2"}, execution_count=1)]
+    get_cache(build / ".jupyter_cache").cache_notebook_bundle(
+        CacheBundleIn(ran, "book/nb.md"), check_validity=False)
+    paths = [build / "jupyter_execute" / "book" / "nb.ipynb",
+             build / "html" / "_sources" / "book" / "nb.ipynb"]
+    for path in paths:
+        path.parent.mkdir(parents=True)
+        nbformat.write(fresh, path)
+
+    assert launch_site.restore_cached_outputs(fake_app(build, ""), "book/nb") is True
+    for path in paths:
+        assert launch_site.notebook_download_problem(path) == ""
+        cell = nbformat.read(path, as_version=4).cells[1]
+        assert cell.outputs[0]["data"]["text/plain"] == "2"
+    # Already executed: nothing to do. Another mode, or no cache record: left as it is.
+    assert launch_site.restore_cached_outputs(fake_app(build, ""), "book/nb") is False
+    for path in paths:
+        nbformat.write(fresh, path)
+    assert launch_site.restore_cached_outputs(fake_app(build, "", "force"), "book/nb") is False
+    other = executed([nbformat.v4.new_code_cell("2 + 2")])
+    nbformat.write(other, paths[1])
+    assert launch_site.restore_cached_outputs(fake_app(build, ""), "book/nb") is False
+    assert "no executed code cells" in launch_site.notebook_download_problem(paths[1])

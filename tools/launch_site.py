@@ -9,8 +9,11 @@ Two jobs, both generic over the chapters in ``_toc.yml``:
 - Every notebook page offers its executed ``.ipynb`` for download. sphinx-book-theme copies the
   notebook that MyST-NB executed (``_build/jupyter_execute/<page>.ipynb``) into
   ``_sources/<page>.ipynb`` and adds it to the page's download menu whenever a launch button is
-  configured. At the end of the build this checks, page by page, that the copy exists, is valid
-  nbformat and carries outputs; a missing or empty one is a warning, so ``-W`` fails the build.
+  configured. MyST-NB 1.4 writes that file without outputs when the page's outputs come from the
+  jupyter-cache rather than a fresh execution, so at the end of the build this merges the cached
+  outputs back into both files (as MyST-NB does for the page itself), then checks, page by page,
+  that the download exists, is valid nbformat and was executed; a missing or unexecuted one is a
+  warning, so ``-W`` fails the build.
 """
 
 from __future__ import annotations
@@ -53,6 +56,40 @@ def notebook_pages(app: Sphinx) -> list[str]:
     return sorted(name for name, meta in app.env.metadata.items() if "kernelspec" in meta)
 
 
+def restore_cached_outputs(app: Sphinx, page: str) -> bool:
+    """Merge the jupyter-cache's outputs into ``page``'s executed notebook and its download.
+
+    Returns True when a notebook was rewritten (it had no executed code cells and the cache
+    holds the page's outputs).
+
+    Args:
+        app: the Sphinx application, after the build.
+        page: a notebook page's docname (``book/01_x``).
+    """
+    download = Path(app.outdir) / "_sources" / f"{page}.ipynb"
+    executed = Path(app.outdir).parent / "jupyter_execute" / f"{page}.ipynb"
+    source = download if download.is_file() else executed
+    if "no executed code cells" not in notebook_download_problem(source):
+        return False
+    config = getattr(app.env, "mystnb_config", None)
+    if config is None or config.execution_mode != "cache":
+        return False
+    cache_path = Path(config.execution_cache_path or Path(app.outdir).parent / ".jupyter_cache")
+    if not cache_path.is_dir():
+        return False
+    from jupyter_cache import get_cache
+
+    try:
+        _, merged = get_cache(cache_path).merge_match_into_notebook(
+            nbformat.read(source, as_version=4))
+    except KeyError:  # not in the cache: the check reports the notebook as unexecuted
+        return False
+    for path in (download, executed):
+        if path.is_file():
+            nbformat.write(merged, path)
+    return True
+
+
 def check_notebook_downloads(app: Sphinx, exception: Exception | None) -> None:
     """Warn for every notebook page whose executed ``.ipynb`` download is missing or empty.
 
@@ -63,12 +100,13 @@ def check_notebook_downloads(app: Sphinx, exception: Exception | None) -> None:
     if exception is not None or app.builder.format != "html":
         return
     for page in notebook_pages(app):
+        restore_cached_outputs(app, page)
         path = Path(app.outdir) / "_sources" / f"{page}.ipynb"
         problem = notebook_download_problem(path)
         if problem:
-            LOGGER.warning(
-                "executed notebook download for %s: %s (is launch_buttons.binderhub_url set?)",
-                page, problem, location=page)
+            hint = " (is launch_buttons.binderhub_url set?)" if "missing" in problem else ""
+            LOGGER.warning("executed notebook download for %s: %s%s", page, problem, hint,
+                           location=page)
 
 
 def notebook_download_problem(path: Path) -> str:
@@ -94,7 +132,7 @@ def notebook_download_problem(path: Path) -> str:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    """Register the extension: unhook thebe now, check downloads when the build finishes."""
+    """Register the extension: unhook thebe now; repair and check downloads after the build."""
     unhook_thebe(app)
     app.connect("build-finished", check_notebook_downloads)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
