@@ -11,7 +11,7 @@ BOOK ?= .
 CACHE_INPUTS ?= code pyproject.toml requirements.txt
 PORT ?= 8000
 
-.PHONY: help book test notebooks serve lint bench clean
+.PHONY: help book test notebooks lab serve lint bench clean
 
 help:  ## list the targets
 	@awk -F':.*## ' '/^[a-z]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -30,12 +30,15 @@ test: book  ## build the book, then run every test (code, site, browser)
 	CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
 	$(BIN)/python -m pytest
 
-notebooks: $(INSTALLED)  ## write every chapter as a Jupyter notebook into notebooks/
+notebooks: $(INSTALLED)  ## write every chapter in _toc.yml as a Jupyter notebook into notebooks/
 	@mkdir -p notebooks
-	for chapter in book/[0-9]*.md; do \
-	  $(BIN)/jupytext --quiet --to ipynb --output notebooks/$$(basename "$${chapter%.md}").ipynb "$$chapter"; \
+	for chapter in $$($(BIN)/python tools/toc_chapters.py --notebooks $(BOOK)); do \
+	  $(BIN)/jupytext --quiet --to ipynb --output notebooks/$$(basename "$${chapter%.*}").ipynb "$(BOOK)/$$chapter"; \
 	done
 	@ls notebooks
+
+lab: $(INSTALLED)  ## open the chapters in JupyterLab as notebooks (the settings Binder uses)
+	JUPYTER_CONFIG_PATH="$(CURDIR)/.jupyter" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" book
 
 serve: book  ## serve the built site on http://127.0.0.1:$(PORT)
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html

@@ -70,6 +70,7 @@ def test_quick_run_of_every_section(tmp_path, capsys):
     (book / "code").mkdir(parents=True)
     (book / "code" / "tiny.py").write_text("VALUE = 1\n")
     (book / "_config.yml").write_text((REPO / "_config.yml").read_text())
+    (book / "tools").symlink_to(REPO / "tools")  # the config's local Sphinx extension
     (book / "_toc.yml").write_text("format: jb-book\nroot: index\nchapters:\n- file: tiny\n")
     (book / "index.md").write_text("# Index\n\nA throwaway book for the benchmark smoke test.\n")
     (book / "tiny.md").write_text(CHAPTER)

@@ -1,0 +1,330 @@
+"""Binder, checked with the real components: repo2docker's Dockerfile, and a real JupyterLab.
+
+- repo2docker (no Docker daemon needed with ``--no-build --debug``) reads ``binder/`` and prints
+  the Dockerfile it would build.
+- A JupyterLab server started from a fresh copy of the repository, laid out as Binder lays it
+  out (the repository is the home folder, so ``.jupyter/`` is the Jupyter config folder), opens
+  the first chapter with code at the path the launch button uses, in headless Chromium: it must
+  be a notebook (not a text editor) holding the chapter's cells, and its first code cell must run
+  without error.
+- The site's launch buttons and the README badge are the links ``_config.yml`` gives, and no
+  page loads thebe.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import jupytext
+import pytest
+from bs4 import BeautifulSoup
+from packaging.specifiers import SpecifierSet
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import binder_links  # noqa: E402
+import toc_chapters  # noqa: E402
+
+SITE = ROOT / "_build" / "html"
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+BIN = Path(sys.executable).parent
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+OVERRIDES = Path(".jupyter") / "labconfig" / "default_setting_overrides.json"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                 "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+PROBE_CHAPTER = """\
+---
+jupytext:
+  text_representation: {extension: .md, format_name: myst, format_version: 0.13}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+---
+
+# Binder probe
+
+Written by tests/test_binder.py because no chapter in _toc.yml has code yet.
+
+```{code-cell} ipython3
+import transformer_course
+print("transformer_course", transformer_course.__version__)
+```
+"""
+
+
+def fresh_copy(dest: Path) -> Path:
+    """Copy the repository's tracked and untracked-but-not-ignored files into ``dest``."""
+    listing = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT, capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, listing):
+        source = ROOT / name
+        if source.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, dest / name)
+    return dest
+
+
+def requirement_lines(path: Path) -> list[str]:
+    """Non-comment, non-blank lines of a requirements file."""
+    lines = (line.split("#", 1)[0].strip() for line in path.read_text().splitlines())
+    return [line for line in lines if line]
+
+
+def built_site() -> Path:
+    """The built HTML site; fails (not skips) when it has not been built."""
+    assert (SITE / "index.html").is_file(), f"no built site in {SITE}: run `make book` first"
+    return SITE
+
+
+# --- the Binder configuration, as repo2docker reads it ---------------------------------------
+
+
+def test_binder_requirements_take_root_pins_and_cpu_torch() -> None:
+    binder = requirement_lines(ROOT / "binder" / "requirements.txt")
+    root = requirement_lines(ROOT / "requirements.txt")
+    assert f"--extra-index-url {CPU_INDEX}" in binder
+    assert "-r ../requirements.txt" in binder, "binder/ must install the root pins"
+    root_torch = [line for line in root if line.lower().startswith("torch==")]
+    assert len(root_torch) == 1, root_torch
+    assert f"{root_torch[0]}+cpu" in binder, "binder torch must be the root pin's CPU build"
+    assert not any("download.pytorch.org" in line for line in root), (
+        "the root requirements must resolve from PyPI alone")
+    names = {re.split(r"[=<>!~ ]", line)[0].lower() for line in root}
+    assert {"jupyterlab", "jupytext", "myst-nb"} <= names
+
+
+def test_binder_postbuild_and_runtime() -> None:
+    mode = subprocess.run(["git", "ls-files", "-s", "binder/postBuild"], cwd=ROOT,
+                          capture_output=True, text=True, check=True).stdout.split()
+    assert mode and mode[0] == "100755", f"binder/postBuild must be committed executable: {mode}"
+    post_build = (ROOT / "binder" / "postBuild").read_text()
+    assert "pip install" in post_build and "-e ." in post_build
+    runtime = (ROOT / "binder" / "runtime.txt").read_text().strip()
+    match = re.fullmatch(r"python-(\d+\.\d+)", runtime)
+    assert match, f"runtime.txt must read python-X.Y, got {runtime!r}"
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    requires = re.search(r'requires-python\s*=\s*"([^"]+)"', pyproject).group(1)
+    assert match.group(1) in SpecifierSet(requires), (match.group(1), requires)
+
+
+def test_repo2docker_prints_the_dockerfile_it_would_build(tmp_path: Path) -> None:
+    copy = fresh_copy(tmp_path / "repo")
+    result = subprocess.run(
+        [str(BIN / "jupyter-repo2docker"), "--no-build", "--debug", "--user-id", "1000",
+         "--user-name", "jovyan", str(copy)],
+        capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output[-3000:]
+    runtime = (ROOT / "binder" / "runtime.txt").read_text().strip().removeprefix("python-")
+    assert f"Building conda environment for python={runtime}" in output, output[:500]
+    assert 'pip install --no-cache-dir -r "binder/requirements.txt"' in output
+    assert "RUN ./binder/postBuild" in output
+    # binder/ wins: repo2docker must not also install the root as a package or read root pins.
+    assert "pip install --no-cache-dir ." not in output
+    assert 'pip install --no-cache-dir -r "requirements.txt"' not in output
+    (SCREENSHOTS.parent / "repo2docker").mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS.parent / "repo2docker" / "Dockerfile.debug.txt").write_text(output)
+
+
+def test_lab_settings_override_names_exist_in_installed_jupyterlab() -> None:
+    from jupyterlab.commands import get_app_dir
+
+    overrides = json.loads((ROOT / OVERRIDES).read_text())
+    schemas = Path(get_app_dir()) / "schemas"
+    for plugin_id, settings in overrides.items():
+        package, plugin = plugin_id.split(":")
+        schema = json.loads((schemas / package / f"{plugin}.json").read_text())
+        for key in settings:
+            assert key in schema["properties"], f"{plugin_id} has no setting {key!r}"
+    viewers = overrides["@jupyterlab/docmanager-extension:plugin"]["defaultViewers"]
+    assert viewers["markdown"] == "Jupytext Notebook"
+    bundle = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "jupyterlab-jupytext"
+    scripts = "".join(path.read_text(errors="replace") for path in bundle.rglob("*.js"))
+    assert '"Jupytext Notebook"' in scripts, "jupytext's lab extension names another factory"
+
+
+# --- the built site: launch buttons, README badge, no thebe ----------------------------------
+
+
+def test_launch_buttons_and_readme_badge_come_from_config() -> None:
+    site = built_site()
+    config = binder_links.load_config(ROOT)
+    notebooks = toc_chapters.chapters(ROOT, notebooks_only=True)
+    for source in notebooks:
+        page = BeautifulSoup((site / source.with_suffix(".html")).read_text(), "html.parser")
+        hrefs = [a["href"] for a in page.select("a[href]") if "/v2/gh/" in a["href"]]
+        expected = binder_links.launch_url(config, source.as_posix())
+        assert hrefs == [expected], (source, hrefs)
+        assert expected.endswith(f"?urlpath=lab/tree/{source.as_posix()}")
+    readme = (ROOT / "README.md").read_text()
+    assert binder_links.badge_block(config) in readme, (
+        "README badge is stale: run python tools/binder_links.py")
+
+
+def test_no_page_loads_thebe() -> None:
+    site = built_site()
+    pages = sorted(site.rglob("*.html"))
+    assert pages
+    for path in pages:
+        soup = BeautifulSoup(path.read_text(), "html.parser")
+        for tag in soup.select("script, link"):
+            text = " ".join([tag.get("src", ""), tag.get("href", ""), tag.get_text()])
+            assert "thebe" not in text.lower(), (path, str(tag)[:200])
+        assert not soup.select('[type="text/x-thebe-config"], .thebe-launch-button'), path
+        assert not soup.select('[onclick*="Thebe"], [data-bs-title*="Thebe"]'), path
+    assert not [p for p in (site / "_static").rglob("*thebe*")], "thebe assets were copied"
+
+
+# --- a real JupyterLab, as Binder starts it --------------------------------------------------
+
+
+def chromium_path() -> str:
+    """The Chromium to drive: $CHROMIUM, else what tools/find_browser.sh finds or installs."""
+    if os.environ.get("CHROMIUM"):
+        return os.environ["CHROMIUM"]
+    found = subprocess.run([str(ROOT / "tools" / "find_browser.sh"), sys.executable],
+                           capture_output=True, text=True)
+    assert found.returncode == 0, f"no Chromium for the browser test: {found.stderr}"
+    return found.stdout.strip()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def jupyterlab(home: Path, log: Path) -> Iterator[str]:
+    """Run JupyterLab on 127.0.0.1 with ``home`` as home folder and root; yield its base URL.
+
+    The server sees the repository the way Binder shows it: the home folder is the repository,
+    so ``~/.jupyter`` is the repository's ``.jupyter``. The copy's ``code/`` comes first on the
+    kernel's path. The whole process group is stopped on exit, whatever happened.
+    """
+    port, token = free_port(), os.urandom(12).hex()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("JUPYTER") and k not in ("IPYTHONDIR", "MPLCONFIGDIR")}
+    env.update(HOME=str(home), PYTHONPATH=str(home / "code"))
+    command = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ServerApp.ip=127.0.0.1",
+               f"--ServerApp.port={port}", f"--IdentityProvider.token={token}",
+               f"--ServerApp.root_dir={home}", "--LabApp.expose_app_in_browser=True"]
+    if os.geteuid() == 0:
+        command.append("--allow-root")
+    with open(log, "w") as sink:
+        server = subprocess.Popen(command, cwd=home, env=env, stdout=sink,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 90
+        while True:
+            assert server.poll() is None, f"JupyterLab exited: {log.read_text()[-3000:]}"
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, f"no JupyterLab: {log.read_text()[-3000:]}"
+                time.sleep(0.5)
+        yield f"{base}/{{path}}?token={token}"
+    finally:
+        for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 5)):
+            try:
+                os.killpg(server.pid, sig)
+                server.wait(wait)
+                break
+            except ProcessLookupError:
+                break
+            except subprocess.TimeoutExpired:
+                continue
+
+
+def first_chapter_with_code(copy: Path) -> Path:
+    """The first page in ``_toc.yml`` with a code cell; a probe chapter when there is none."""
+    for source in toc_chapters.chapters(copy, notebooks_only=True):
+        notebook = jupytext.read(copy / source)
+        if any(cell.cell_type == "code" for cell in notebook.cells):
+            return source
+    probe = Path("book") / "00_binder_probe.md"
+    (copy / probe).write_text(PROBE_CHAPTER)
+    return probe
+
+
+WIDGET_JS = """path => {
+  const app = window.jupyterapp;
+  if (!app) return null;
+  const widget = Array.from(app.shell.widgets('main')).find(
+      w => w.context && w.context.path === path);
+  if (!widget) return null;
+  const content = widget.content;
+  const model = content && content.model;
+  const cells = model && model.cells ? Array.from(
+      {length: model.cells.length}, (_, i) => model.cells.get(i).toJSON()) : null;
+  const kernel = widget.sessionContext && widget.sessionContext.session
+      && widget.sessionContext.session.kernel;
+  return {notebook: !!cells, cells: cells, active: content.activeCellIndex,
+          kernel: kernel ? kernel.status : null};
+}"""
+
+
+@pytest.mark.browser
+def test_jupyterlab_opens_a_chapter_as_a_running_notebook(tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    copy = fresh_copy(tmp_path / "home")
+    chapter = first_chapter_with_code(copy)
+    expected = jupytext.read(copy / chapter)
+    expected_types = [cell.cell_type for cell in expected.cells]
+    first_code = expected_types.index("code")
+    shot = SCREENSHOTS / f"jupyterlab-{chapter.stem}.png"
+    shot.parent.mkdir(parents=True, exist_ok=True)
+    launch_path = binder_links.launch_url(binder_links.load_config(copy), chapter.as_posix())
+    lab_path = launch_path.split("?urlpath=", 1)[1]
+    assert lab_path == f"lab/tree/{chapter.as_posix()}"
+
+    with jupyterlab(copy, tmp_path / "jupyterlab.log") as url, sync_playwright() as play:
+        browser = play.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1280, "height": 860})
+        try:
+            page.goto(url.format(path=lab_path))
+            page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell, .jp-FileEditor",
+                                   timeout=90_000)
+            assert page.locator(".jp-FileEditor").count() == 0, "opened as a text editor"
+            handle = page.wait_for_function(
+                f"() => {{ const s = ({WIDGET_JS})({json.dumps(chapter.as_posix())});"
+                " return s && s.notebook && s.kernel === 'idle' ? s : null; }",
+                timeout=120_000)
+            state = handle.json_value()
+            assert [cell["cell_type"] for cell in state["cells"]] == expected_types
+            assert [c["source"] for c in state["cells"]] == [c.source for c in expected.cells]
+
+            cell = page.locator(".jp-NotebookPanel .jp-CodeCell").first
+            cell.locator(".jp-InputArea-prompt").click()
+            page.keyboard.press("Shift+Enter")
+            handle = page.wait_for_function(
+                f"() => {{ const s = ({WIDGET_JS})({json.dumps(chapter.as_posix())});"
+                f" const c = s && s.cells[{first_code}];"
+                " return c && c.execution_count && s.kernel === 'idle' ? s : null; }",
+                timeout=180_000)
+            ran = handle.json_value()["cells"][first_code]
+            errors = [out for out in ran["outputs"] if out["output_type"] == "error"]
+            assert not errors, f"first code cell failed: {errors}"
+            prompt = cell.locator(".jp-InputArea-prompt").inner_text()
+            assert re.fullmatch(r"\[\d+\]:", prompt.strip()), prompt
+            assert "Traceback" not in cell.locator(".jp-OutputArea").inner_text()
+        finally:
+            page.screenshot(path=str(shot))
+            browser.close()
+    print(f"JupyterLab opened {lab_path}; screenshot {shot}")

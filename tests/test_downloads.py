@@ -1,0 +1,76 @@
+"""Every page's download menu links to real files in the built site.
+
+For each page in ``_toc.yml``: the source download is the page's own source, byte for byte; a
+page that executes also offers an ``.ipynb`` that is valid nbformat, holds the page's code cells
+and was executed (every code cell has an execution count, and the notebook has outputs).
+Needs the built site (``make book``); fails, not skips, without it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from urllib.parse import urljoin, urlparse
+
+import jupytext
+import nbformat
+import pytest
+from bs4 import BeautifulSoup
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+
+import toc_chapters  # noqa: E402
+
+SITE = ROOT / "_build" / "html"
+PAGES = toc_chapters.chapters(ROOT)
+
+
+def download_links(page: Path) -> dict[str, Path]:
+    """The page's download-menu entries: label ('source', 'notebook') -> file in the site."""
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    menu = soup.select_one(".dropdown-download-buttons")
+    assert menu is not None, f"{page} has no download menu"
+    links = {}
+    for anchor in menu.select("a[href]"):
+        classes = " ".join(anchor.get("class", []))
+        href = anchor["href"]
+        assert not urlparse(href).scheme, f"{page}: download link leaves the site: {href}"
+        target = Path(urlparse(urljoin(page.as_uri(), href)).path)
+        for label in ("source", "notebook"):
+            if f"download-{label}-button" in classes:
+                links[label] = target
+    return links
+
+
+def test_toc_lists_pages() -> None:
+    assert PAGES and PAGES[0].as_posix().startswith("book/"), PAGES
+
+
+@pytest.mark.parametrize("source", PAGES, ids=[p.stem for p in PAGES])
+def test_page_offers_its_source_and_executed_notebook(source: Path) -> None:
+    assert (SITE / "index.html").is_file(), f"no built site in {SITE}: run `make book` first"
+    page = SITE / source.with_suffix(".html")
+    assert page.is_file(), f"{source} was not built"
+    links = download_links(page)
+
+    assert "source" in links, f"{page}: no source download"
+    assert links["source"].is_file(), f"{page}: {links['source']} does not exist"
+    assert links["source"].read_bytes() == (ROOT / source).read_bytes()
+
+    if not toc_chapters.is_notebook(ROOT / source):
+        assert "notebook" not in links, f"{page} is not a notebook but offers one"
+        return
+    assert "notebook" in links, f"{page}: no .ipynb download"
+    target = links["notebook"]
+    assert target.is_file() and target.suffix == ".ipynb", target
+    notebook = nbformat.read(target, as_version=4)
+    nbformat.validate(notebook)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    expected = [c.source for c in jupytext.read(ROOT / source).cells if c.cell_type == "code"]
+    assert [cell.source for cell in code] == expected, f"{target} is not {source}'s notebook"
+    run = [c for c in code if "skip-execution" not in c.metadata.get("tags", [])]
+    assert all(cell.execution_count for cell in run), f"{target} has unexecuted cells"
+    if code:
+        assert any(cell.outputs for cell in code), f"{target} has no outputs"
+    assert notebook.metadata["kernelspec"]["name"] == "python3"
