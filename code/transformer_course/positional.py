@@ -3,10 +3,17 @@
     PE(pos, 2i)   = sin(pos / 10000^(2i / d_model))
     PE(pos, 2i+1) = cos(pos / 10000^(2i / d_model))      (Vaswani et al., 2017, section 3.5)
 
-An odd ``d_model`` is supported: the last (even-indexed) column is a sine with no cosine partner.
+An odd ``d_model`` is supported: the last (even-indexed) column is a sine with no cosine partner,
+at the frequency the formula gives it. Such a column breaks the relative-position property (see
+``relative_position``), which holds exactly only for an even ``d_model``.
 """
 
 from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from numbers import Real
+from typing import Any
 
 import numpy as np
 import torch
@@ -17,15 +24,56 @@ from .checks import check_array, check_positive_int
 BASE = 10000.0
 
 
+def check_base(base: Any) -> None:
+    """Check that ``base`` is a finite real number greater than 1 (the wavelengths must grow)."""
+    if isinstance(base, bool) or not isinstance(base, Real):
+        raise TypeError(f"base must be a real number greater than 1; got {type(base).__name__} "
+                        f"{base!r}")
+    if not (math.isfinite(base) and base > 1):
+        raise ValueError(f"base must be a finite number greater than 1; got {base}")
+
+
+def sinusoidal_frequencies(d_model: int, base: float = BASE) -> np.ndarray:
+    """Angular frequencies omega_i = base^(-2i / d_model), one per sine/cosine pair.
+
+    Args:
+        d_model: model width; gives ceil(d_model / 2) frequencies.
+        base: the constant of the formula (10000 in the paper).
+
+    Returns:
+        (ceil(d_model / 2),) float64, decreasing from 1 towards 1 / base.
+    """
+    check_positive_int("d_model", d_model)
+    check_base(base)
+    pair_index = np.arange(0, d_model, 2, dtype=np.float64)  # 2i for i = 0 .. ceil(d/2) - 1
+    return 1.0 / float(base) ** (pair_index / d_model)
+
+
+def sinusoidal_wavelengths(d_model: int, base: float = BASE) -> np.ndarray:
+    """Wavelengths 2 pi / omega_i in positions: a geometric progression starting at 2 pi.
+
+    Args:
+        d_model: model width. base: the constant of the formula.
+
+    Returns:
+        (ceil(d_model / 2),) float64, increasing.
+    """
+    return 2 * np.pi / sinusoidal_frequencies(d_model, base)
+
+
 def sinusoidal_encoding_numpy(num_positions: int, d_model: int, base: float = BASE) -> np.ndarray:
-    """(num_positions, d_model) sinusoidal encodings, float64."""
+    """(num_positions, d_model) sinusoidal encodings, float64.
+
+    Args:
+        num_positions: P, encodes positions 0 .. P - 1. d_model: model width (odd allowed).
+        base: the constant of the formula (10000 in the paper); must exceed 1.
+    """
     check_positive_int("num_positions", num_positions)
     check_positive_int("d_model", d_model)
-    if not base > 1:
-        raise ValueError(f"base must be greater than 1; got {base}")
+    check_base(base)
     positions = np.arange(num_positions, dtype=np.float64)[:, None]  # (P, 1)
     pair_index = np.arange(0, d_model, 2, dtype=np.float64)  # 2i for i = 0 .. ceil(d/2) - 1
-    angles = positions / base ** (pair_index / d_model)  # (P, ceil(d/2))
+    angles = positions / float(base) ** (pair_index / d_model)  # (P, ceil(d/2))
     encoding = np.zeros((num_positions, d_model))
     encoding[:, 0::2] = np.sin(angles)
     encoding[:, 1::2] = np.cos(angles[:, : d_model // 2])
@@ -34,12 +82,24 @@ def sinusoidal_encoding_numpy(num_positions: int, d_model: int, base: float = BA
 
 def sinusoidal_encoding(num_positions: int, d_model: int, base: float = BASE,
                         dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """(num_positions, d_model) sinusoidal encodings as a torch tensor."""
+    """(num_positions, d_model) sinusoidal encodings as a torch tensor (computed in float64).
+
+    Args:
+        num_positions: P. d_model: model width. base: the formula's constant.
+        dtype: a floating-point torch dtype for the result.
+    """
+    if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
+        raise TypeError(f"dtype must be a floating-point torch.dtype; got {dtype!r}")
     return torch.from_numpy(sinusoidal_encoding_numpy(num_positions, d_model, base)).to(dtype)
 
 
 class SinusoidalPositionalEncoding(nn.Module):
-    """Adds fixed sinusoidal encodings to a (B, T, d_model) input; T up to ``max_len``."""
+    """Adds fixed sinusoidal encodings to a (B, T, d_model) input; T up to ``max_len``.
+
+    Args:
+        d_model: model width. max_len: length of the precomputed table (not a limit of the
+            formula, which extends to any position: pass a larger one to encode longer inputs).
+    """
 
     def __init__(self, d_model: int, max_len: int = 5000) -> None:
         super().__init__()
@@ -55,7 +115,12 @@ class SinusoidalPositionalEncoding(nn.Module):
 
 
 class LearnedPositionalEmbedding(nn.Module):
-    """Adds a trained vector per position (the paper's Table 3, row E); T up to ``max_len``."""
+    """Adds a trained vector per position (the paper's Table 3, row E); T up to ``max_len``.
+
+    Args:
+        d_model: model width. max_len: number of rows in the table; a position at or past it
+            has no vector, so longer inputs raise a ValueError.
+    """
 
     def __init__(self, d_model: int, max_len: int) -> None:
         super().__init__()
@@ -80,3 +145,30 @@ def _check_positions_input(x: torch.Tensor, d_model: int, max_len: int) -> None:
     if x.shape[1] > max_len:
         raise ValueError(f"x has T={x.shape[1]} positions, more than max_len={max_len}; "
                          f"got shape {tuple(x.shape)}")
+
+
+def check_sinusoidal_encoding(fn: Callable[[int, int], Any], atol: float = 1e-5) -> None:
+    """Test a reader's ``fn(num_positions, d_model)`` against the package's encoding.
+
+    Raises AssertionError naming the first wrong shape or entry; returns None when ``fn`` passes.
+
+    Args:
+        fn: returns a (num_positions, d_model) NumPy array or torch tensor.
+        atol: largest allowed absolute difference.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable; got {type(fn).__name__}")
+    for num_positions, d_model in ((1, 2), (7, 4), (50, 16), (128, 64)):
+        got = fn(num_positions, d_model)
+        got = got.detach().cpu().double().numpy() if isinstance(got, torch.Tensor) else got
+        got = np.asarray(got, dtype=np.float64)
+        if got.shape != (num_positions, d_model):
+            raise AssertionError(f"fn({num_positions}, {d_model}) must have shape "
+                                 f"({num_positions}, {d_model}); got {got.shape}")
+        want = sinusoidal_encoding_numpy(num_positions, d_model)
+        wrong = np.argwhere(~(np.abs(got - want) <= atol))
+        if len(wrong):
+            pos, dim = (int(i) for i in wrong[0])
+            raise AssertionError(f"fn({num_positions}, {d_model})[{pos}, {dim}] = "
+                                 f"{got[pos, dim]:.6g}, expected {want[pos, dim]:.6g} "
+                                 f"({'sin' if dim % 2 == 0 else 'cos'} of pair i={dim // 2})")
