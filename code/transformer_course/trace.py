@@ -1,7 +1,8 @@
 """A shape trace through every sub-module of a model, recorded by forward hooks.
 
 A pre-hook on each sub-module records the call order and the input shapes; a forward hook records
-the output shape. The rows come out in call order (a parent before its children), one per call.
+the output shape. The rows come out in call order (a parent before its children), one per call;
+containers that are never called themselves (``nn.ModuleList``) have no row.
 """
 
 from __future__ import annotations
@@ -47,7 +48,8 @@ def shape_trace(model: Transformer, src: torch.Tensor, tgt: torch.Tensor,
     Args:
         model: a :class:`~transformer_course.model.Transformer`.
         src: (B, S) ids. tgt: (B, T) ids. src_mask, tgt_mask: as for ``model.forward``.
-        max_depth: keep modules at most this many levels below the model (None: all).
+        max_depth: keep modules at most this many levels below the model (None: all); a layer
+            of a stack, e.g. ``encoder.layers.0``, counts as one level below ``encoder``.
 
     Returns:
         A DataFrame with columns module (dotted path), type, depth, input shapes (tensors only,
@@ -63,7 +65,7 @@ def shape_trace(model: Transformer, src: torch.Tensor, tgt: torch.Tensor,
     handles = []
 
     def record(name: str, module: nn.Module) -> None:
-        depth = name.count(".") + 1
+        depth = sum(not part.isdigit() for part in name.split("."))  # "layers.0" is one level
         if max_depth is not None and depth > max_depth:
             return
         pending: list[dict[str, Any]] = []
