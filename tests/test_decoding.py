@@ -10,6 +10,15 @@ from transformer_course.model import TransformerConfig, build_model
 BOS, EOS = 1, 2
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models run fastest on one thread; two threads on a busy 2-core machine crawl."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 @pytest.fixture(scope="module")
 def model():
     torch.manual_seed(3)

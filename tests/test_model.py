@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 
 import pytest
@@ -15,6 +16,10 @@ from transformer_course.masks import (
     padding_mask_from_tokens,
 )
 from transformer_course.model import (
+    DecoderLayer,
+    Embeddings,
+    EncoderLayer,
+    PositionwiseFeedForward,
     Transformer,
     TransformerConfig,
     build_model,
@@ -25,10 +30,25 @@ SMALL = dict(d_model=16, num_heads=4, num_encoder_layers=2, num_decoder_layers=2
              max_len=12)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models run fastest on one thread; two threads on a busy 2-core machine crawl."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
 def small(src_vocab: int = 23, tgt_vocab: int = 29, **kw) -> Transformer:
     torch.manual_seed(0)
     config = TransformerConfig(src_vocab, tgt_vocab, **{**SMALL, "dropout": 0.0, **kw})
     return build_model(config).double().eval()
+
+
+@functools.cache
+def shared_small() -> Transformer:
+    """One default small model for the property tests, which only read it."""
+    return small()
 
 
 # ------------------------------------------------------------------------------ configuration
@@ -110,10 +130,11 @@ def test_shared_weights_are_one_tensor_and_stay_shared_after_a_step():
     weight = model.tgt_embed.token.weight
     assert model.output_projection.weight is weight
     assert model.src_embed.token.weight is weight
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     src = torch.randint(1, 29, (2, 5))
     model(src, src).pow(2).mean().backward()
-    optimizer.step()
+    with torch.no_grad():  # one plain gradient step, in place
+        for p in model.parameters():
+            p -= 0.1 * p.grad
     assert model.output_projection.weight.data_ptr() == model.src_embed.token.weight.data_ptr()
 
 
@@ -194,7 +215,7 @@ def test_paper_base_and_big_counts_within_five_percent(sizes, paper):
 @settings(max_examples=25, deadline=None)
 @given(t=st.integers(0, 6), seed=st.integers(0, 2**16))
 def test_decoder_output_at_t_ignores_later_target_tokens(t, seed):
-    model = small()
+    model = shared_small()
     g = torch.Generator().manual_seed(seed)
     src = torch.randint(1, 23, (2, 5), generator=g)
     tgt = torch.randint(1, 29, (2, 7), generator=g)
@@ -222,7 +243,7 @@ def test_decoder_without_causal_mask_does_see_the_future():
 @settings(max_examples=25, deadline=None)
 @given(length=st.integers(1, 7), seed=st.integers(0, 2**16))
 def test_encoder_real_positions_ignore_padded_content(length, seed):
-    model = small()
+    model = shared_small()
     g = torch.Generator().manual_seed(seed)
     src = torch.randint(1, 23, (1, 8), generator=g)
     src[0, length:] = 0
@@ -363,3 +384,22 @@ def test_memory_and_hidden_of_wrong_shape():
         model.project(torch.zeros(2, 4, 8, dtype=torch.float64))
     with pytest.raises(ValueError, match="hidden"):
         model.project(torch.zeros(4, 16, dtype=torch.float64))
+
+
+def test_building_blocks_reject_bad_sizes_and_inputs():
+    with pytest.raises(ValueError, match="d_ff"):
+        PositionwiseFeedForward(16, 0)
+    with pytest.raises(ValueError, match="dropout"):
+        EncoderLayer(16, 4, 32, dropout=1.0)
+    with pytest.raises(ValueError, match="d_model must be divisible"):
+        DecoderLayer(16, 3, 32, dropout=0.0)
+    with pytest.raises(ValueError, match="positional"):
+        Embeddings(10, 16, 8, "rotary", 0.0)
+    with pytest.raises(ValueError, match="x must have shape"):
+        EncoderLayer(16, 4, 32, dropout=0.0)(torch.zeros(2, 3, 8))
+    with pytest.raises(ValueError, match="memory"):
+        DecoderLayer(16, 4, 32, dropout=0.0)(torch.zeros(2, 3, 16), torch.zeros(2, 5))
+    with pytest.raises(ValueError, match="x must have shape"):
+        PositionwiseFeedForward(16, 32)(torch.zeros(2, 3, 4))
+    with pytest.raises(ValueError, match="tokens"):
+        Embeddings(10, 16, 8, "none", 0.0)(torch.zeros(3, dtype=torch.long))

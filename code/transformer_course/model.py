@@ -27,6 +27,15 @@ from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 POSITIONAL_KINDS = ("sinusoidal", "learned", "none")
 
 
+def _check_hidden(name: str, x: torch.Tensor, d_model: int, dims: str = "B, T") -> None:
+    """Check that ``x`` is a floating-point tensor of shape (``dims``, d_model)."""
+    check_array(name, x, kind=torch.Tensor, ndim=3, shape=f"({dims}, d_model={d_model})",
+                floating=True)
+    if x.shape[-1] != d_model:
+        raise ValueError(f"{name} must have shape ({dims}, d_model={d_model}); "
+                         f"got {tuple(x.shape)}")
+
+
 @dataclass(frozen=True)
 class TransformerConfig:
     """Sizes and switches of an encoder-decoder Transformer; validates itself on creation."""
@@ -95,12 +104,16 @@ class PositionwiseFeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int) -> None:
         super().__init__()
+        check_positive_int("d_model", d_model)
+        check_positive_int("d_ff", d_ff)
+        self.d_model = d_model
         self.linear1 = nn.Linear(d_model, d_ff)
         self.activation = nn.ReLU()
         self.linear2 = nn.Linear(d_ff, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, T, d_model) -> (B, T, d_model)."""
+        _check_hidden("x", x, self.d_model)
         return self.linear2(self.activation(self.linear1(x)))
 
 
@@ -115,6 +128,9 @@ class Embeddings(nn.Module):
     def __init__(self, vocab_size: int, d_model: int, max_len: int, positional: str,
                  dropout: float) -> None:
         super().__init__()
+        check_positive_int("vocab_size", vocab_size)
+        if positional not in POSITIONAL_KINDS:
+            raise ValueError(f"positional must be one of {POSITIONAL_KINDS}; got {positional!r}")
         self.vocab_size, self.d_model, self.max_len = vocab_size, d_model, max_len
         self.token = nn.Embedding(vocab_size, d_model)
         self.scale = math.sqrt(d_model)
@@ -127,7 +143,8 @@ class Embeddings(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """tokens: (B, T) integer ids -> (B, T, d_model)."""
+        """tokens: (B, T) integer ids in [0, vocab_size) -> (B, T, d_model)."""
+        check_array("tokens", tokens, kind=torch.Tensor, ndim=2, shape="(B, T)")
         return self.dropout(self.positional(self.token(tokens) * self.scale))
 
 
@@ -143,7 +160,8 @@ class EncoderLayer(nn.Module):
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float,
                  norm_first: bool = False, eps: float = 1e-5, scaled: bool = True) -> None:
         super().__init__()
-        self.norm_first = norm_first
+        check_fraction("dropout", dropout)
+        self.d_model, self.norm_first = d_model, norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, scaled=scaled)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
         self.norm1 = nn.LayerNorm(d_model, eps=eps)
@@ -169,6 +187,7 @@ class EncoderLayer(nn.Module):
         Returns:
             (B, S, d_model).
         """
+        _check_hidden("x", x, self.d_model, "B, S")
         if self.norm_first:
             x = x + self._attend(self.norm1(x), mask, weights)
             return x + self.dropout2(self.feed_forward(self.norm2(x)))
@@ -185,7 +204,8 @@ class DecoderLayer(nn.Module):
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float,
                  norm_first: bool = False, eps: float = 1e-5, scaled: bool = True) -> None:
         super().__init__()
-        self.norm_first = norm_first
+        check_fraction("dropout", dropout)
+        self.d_model, self.norm_first = d_model, norm_first
         self.self_attn = MultiHeadAttention(d_model, num_heads, scaled=scaled)
         self.cross_attn = MultiHeadAttention(d_model, num_heads, scaled=scaled)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
@@ -224,6 +244,8 @@ class DecoderLayer(nn.Module):
         Returns:
             (B, T, d_model).
         """
+        _check_hidden("y", y, self.d_model)
+        _check_hidden("memory", memory, self.d_model, "B, S")
         if self.norm_first:
             y = y + self._self(self.norm1(y), tgt_mask, self_weights)
             y = y + self._cross(self.norm2(y), memory, src_mask, cross_weights)
@@ -354,12 +376,10 @@ class Transformer(nn.Module):
                 cross_weights: list[torch.Tensor] | None = None) -> torch.Tensor:
         self._check_tokens("tgt", tgt, self.config.tgt_vocab_size)
         B, T = tgt.shape
-        d = self.config.d_model
-        check_array("memory", memory, kind=torch.Tensor, ndim=3, shape=f"(B, S, d_model={d})",
-                    floating=True)
-        if memory.shape[0] != B or memory.shape[2] != d:
-            raise ValueError(f"memory must have shape (B={B}, S, d_model={d}); "
-                             f"got {tuple(memory.shape)}")
+        _check_hidden("memory", memory, self.config.d_model, "B, S")
+        if memory.shape[0] != B:
+            raise ValueError(f"memory must have the batch size B={B} of tgt; "
+                             f"got shape {tuple(memory.shape)}")
         S = memory.shape[1]
         self._check_mask("src_mask", src_mask, (B, T, S), "(B, T, S), e.g. (B, 1, S)")
         self._check_mask("tgt_mask", tgt_mask, (B, T, T), "(B, T, T) or (T, T)")
@@ -399,12 +419,7 @@ class Transformer(nn.Module):
 
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
         """hidden (B, T, d_model) -> logits (B, T, tgt_vocab_size) (no softmax)."""
-        d = self.config.d_model
-        check_array("hidden", hidden, kind=torch.Tensor, ndim=3, shape=f"(B, T, d_model={d})",
-                    floating=True)
-        if hidden.shape[-1] != d:
-            raise ValueError(f"hidden must have shape (B, T, d_model={d}); "
-                             f"got {tuple(hidden.shape)}")
+        _check_hidden("hidden", hidden, self.config.d_model)
         return self.output_projection(hidden)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor, src_mask: torch.Tensor | None = None,
@@ -412,7 +427,8 @@ class Transformer(nn.Module):
         """Encode ``src``, decode ``tgt`` and project: logits (B, T, tgt_vocab_size).
 
         Args:
-            src: (B, S) ids. tgt: (B, T) ids. src_mask: (B, 1, S) or broadcastable to (B, S, S).
+            src: (B, S) ids. tgt: (B, T) ids.
+            src_mask: (B, 1, S) padding mask, used by the encoder and by cross-attention.
             tgt_mask: (B, T, T) or (T, T); None: causal.
         """
         memory = self.encode(src, src_mask)
