@@ -38,6 +38,8 @@ def test_every_module_is_traced_with_its_shapes(model):
                         "mask=(3, 1, 6)")
     assert by_name.loc["decoder.layers.0", "input shapes"].endswith("tgt_mask=(3, 5, 5)")
     assert by_name.loc["encoder.layers.0", "type"] == "EncoderLayer"
+    assert by_name.loc["encoder.layers.1.feed_forward.linear2", "input shapes"] == "(3, 6, 20)"
+    assert by_name.loc["src_embed", "input shapes"] == "(3, 6)"
 
 
 def test_rows_in_call_order_parents_first(model):

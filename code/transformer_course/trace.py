@@ -31,13 +31,18 @@ def _describe(value: Any) -> str:
 
 
 def _inputs(module: nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
-    """The tensor arguments of a call, named after the parameters of ``module.forward``."""
+    """The tensor arguments of a call, named after the parameters of ``module.forward``.
+
+    A single tensor argument is shown by its shape alone.
+    """
     try:
         named = inspect.signature(module.forward).bind(*args, **kwargs).arguments
     except (TypeError, ValueError):  # a signature we cannot bind: number the arguments
         named = {**{f"arg{i}": a for i, a in enumerate(args)}, **kwargs}
-    return ", ".join(f"{k}={_describe(v)}" for k, v in named.items()
-                     if isinstance(v, torch.Tensor))
+    tensors = {k: v for k, v in named.items() if isinstance(v, torch.Tensor)}
+    if len(tensors) == 1:  # one input needs no name
+        return _describe(next(iter(tensors.values())))
+    return ", ".join(f"{k}={_describe(v)}" for k, v in tensors.items())
 
 
 def shape_trace(model: Transformer, src: torch.Tensor, tgt: torch.Tensor,
