@@ -8,7 +8,6 @@ of hops between any input position and any output position that depends on it.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -83,20 +82,33 @@ def bfs_distances(adjacency: np.ndarray, source: int) -> np.ndarray:
         raise ValueError(f"source must be an int in [0, n={n}); got {source!r}")
     distance = np.full(n, -1)
     distance[source] = 0
-    frontier = deque([int(source)])
-    while frontier:
-        j = frontier.popleft()
-        for i in np.flatnonzero(adjacency[:, j]):  # every position that reads j
-            if distance[i] < 0:
-                distance[i] = distance[j] + 1
-                frontier.append(int(i))
+    frontier = np.zeros(n, dtype=bool)  # the positions first reached at the current hop
+    frontier[source] = True
+    hop = 0
+    while frontier.any():  # level by level: every position that reads the frontier
+        hop += 1
+        frontier = adjacency[:, frontier].any(axis=1) & (distance < 0)
+        distance[frontier] = hop
     return distance
 
 
 def max_path_length(adjacency: np.ndarray) -> int:
-    """Longest shortest path, in hops, over the ordered pairs of positions joined by some path."""
+    """Longest shortest path, in hops, over the ordered pairs of positions joined by some path.
+
+    Breadth-first search from every source at once: column j of ``reached`` is the search from j.
+    """
     _check_adjacency("adjacency", adjacency)
-    return int(max(bfs_distances(adjacency, s).max() for s in range(adjacency.shape[0])))
+    n = adjacency.shape[0]
+    step = adjacency.astype(np.float64)  # BLAS matrix product; counts stay exact
+    reached = np.eye(n, dtype=bool)  # reached[i, j]: output i found from source j
+    frontier = reached.copy()
+    hops = 0
+    while True:
+        frontier = ((step @ frontier) > 0) & ~reached  # (n, n)
+        if not frontier.any():
+            return hops
+        hops += 1
+        reached |= frontier
 
 
 def stacked_path_length(adjacencies: Sequence[np.ndarray]) -> int:
@@ -129,7 +141,7 @@ def stacked_path_length(adjacencies: Sequence[np.ndarray]) -> int:
     reach = np.eye(n, dtype=bool)  # reach[i, j]: output i depends on input j
     longest = 0
     for depth, a in enumerate(adjacencies, start=1):
-        grown = (a.astype(np.int64) @ reach.astype(np.int64)) > 0  # (n, n)
+        grown = (a.astype(np.float64) @ reach) > 0  # (n, n)
         if (grown & ~reach).any():
             longest = depth
         reach = grown
