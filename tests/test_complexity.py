@@ -120,11 +120,12 @@ def test_count_table1():
 def test_format_table1():
     config = Table1Config(n=8, d=16)
     shown = format_table1(count_table1(config), config)
-    assert list(shown.index) == [kind.capitalize() for kind in KINDS]
-    assert shown.loc["Self-attention", "Complexity per layer (paper)"] == "O(n²·d)"
-    assert shown.loc["Recurrent", "Maximum path length (paper)"] == PAPER_TABLE1["recurrent"][2]
-    assert shown.loc["Recurrent", "FLOPs counted (n=8, d=16)"] == f"{4 * 8 * 16 * 16:,}"
-    assert shown.loc["Recurrent", "Counted (BFS, n=8)"] == 7
+    assert list(shown.columns) == [kind.capitalize() for kind in KINDS]
+    assert shown.loc["Complexity per layer (paper)", "Self-attention"] == "O(n²·d)"
+    assert shown.loc["Maximum path length (paper)", "Recurrent"] == PAPER_TABLE1["recurrent"][2]
+    assert shown.loc["FLOPs counted (n=8, d=16)", "Recurrent"] == f"{4 * 8 * 16 * 16:,}"
+    assert shown.loc["Path length counted (BFS), n=8", "Recurrent"] == "7"
+    assert shown.loc["Sequential counted, n=16", "Recurrent"] == str(3 * 16 + 2)
 
 
 def test_time_forward_by_length():
@@ -161,6 +162,7 @@ def test_time_forward_by_length():
     (lambda: counting_device("lstm"), ValueError, "kind"),
     (lambda: count_table1((64, 512)), TypeError, "config must be a Table1Config"),
     (lambda: format_table1(pd.DataFrame()), ValueError, "counted"),
+    (lambda: format_table1(count_table1(Table1Config(n=4, d=4)), (4, 4)), TypeError, "config"),
     (lambda: flops_by_length([], 8), TypeError, "lengths"),
     (lambda: flops_by_length([4, 0], 8), ValueError, "lengths"),
     (lambda: flops_by_length([4], 0), ValueError, "d"),

@@ -212,25 +212,29 @@ def count_table1(config: Table1Config = Table1Config()) -> pd.DataFrame:
 
 
 def format_table1(counted: pd.DataFrame, config: Table1Config = Table1Config()) -> pd.DataFrame:
-    """The counted table beside the paper's asymptotic columns, as strings for display."""
+    """The counted table beside the paper's asymptotic entries, as strings for display.
+
+    One column per layer kind, one row per quantity (the paper's rows, transposed to fit a page).
+    """
     if not isinstance(counted, pd.DataFrame) or list(counted.index) != list(KINDS):
         raise ValueError(f"counted must be the DataFrame from count_table1 with rows {KINDS}")
+    if not isinstance(config, Table1Config):
+        raise TypeError(f"config must be a Table1Config; got {type(config).__name__}")
     n = config.n
-    rows = []
+    columns = {}
     for kind, row in counted.iterrows():
         complexity, sequential, path = PAPER_TABLE1[kind]
-        rows.append({
-            "Layer type": kind.capitalize(),
+        columns[kind.capitalize()] = {
             "Complexity per layer (paper)": complexity,
             f"FLOPs counted (n={n}, d={config.d})": f"{int(row['flops']):,}",
             "Counted ÷ paper's term": f"{row['flops_per_term']:g}",
             "Sequential operations (paper)": sequential,
-            f"Counted at n={n}": int(row["sequential_n"]),
-            f"Counted at n={2 * n}": int(row["sequential_2n"]),
+            f"Sequential counted, n={n}": str(int(row["sequential_n"])),
+            f"Sequential counted, n={2 * n}": str(int(row["sequential_2n"])),
             "Maximum path length (paper)": path,
-            f"Counted (BFS, n={n})": int(row["path_length"]),
-        })
-    return pd.DataFrame(rows).set_index("Layer type")
+            f"Path length counted (BFS), n={n}": str(int(row["path_length"])),
+        }
+    return pd.DataFrame(columns)
 
 
 def flops_by_length(lengths: Sequence[int], d: int, *, kernel_size: int = 3) -> pd.DataFrame:

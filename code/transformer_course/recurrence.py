@@ -74,9 +74,9 @@ class ElmanRNN(nn.Module):
                 raise ValueError(f"h0 must have shape (B={B}, hidden_size={self.hidden_size}); "
                                  f"got {tuple(h0.shape)}")
             h = h0
-        driven = x @ self.w_ih.T + self.b_ih  # (B, T, hidden): the part that needs no state
+        driven = x @ self.w_ih.T + self.b_ih  # (B, T, hidden): needs no state
         states = []
-        for t in range(T):  # the sequential part: step t needs the state of step t - 1
+        for t in range(T):  # sequential: step t needs the state of step t - 1
             h = torch.tanh(driven[:, t] + h @ self.w_hh.T + self.b_hh)  # (B, hidden)
             states.append(h)
         return torch.stack(states, dim=1), h  # (B, T, hidden), (B, hidden)

@@ -20,10 +20,10 @@ def _arrow(ax, start, end, *, color=FAINT, width=1.0, z=1) -> None:
 
 
 def _nodes(ax, xs, y, labels, *, marker, color="white") -> None:
-    ax.scatter(xs, np.full(len(xs), y), s=420, marker=marker, facecolor=color,
+    ax.scatter(xs, np.full(len(xs), y), s=520, marker=marker, facecolor=color,
                edgecolor="0.2", zorder=3)
     for x, label in zip(xs, labels, strict=True):
-        ax.text(x, y, label, ha="center", va="center", fontsize=8, zorder=4)
+        ax.text(x, y, label, ha="center", va="center", fontsize=10, zorder=4)
 
 
 def information_flow(n: int = 6) -> Figure:
@@ -31,12 +31,12 @@ def information_flow(n: int = 6) -> Figure:
     check_positive_int("n", n)
     if n < 2:
         raise ValueError(f"n must be at least 2 to draw a path between positions; got {n}")
-    fig, (rnn_ax, att_ax) = plt.subplots(1, 2, figsize=(9.0, 3.4))
+    fig, (rnn_ax, att_ax) = plt.subplots(1, 2, figsize=(8.0, 3.3))
     xs = np.arange(n, dtype=float)
     inputs = [f"$x_{{{i + 1}}}$" for i in range(n)]
     for ax in (rnn_ax, att_ax):
         ax.set_xlim(-0.7, n - 0.3)
-        ax.set_ylim(-0.45, 1.55)
+        ax.set_ylim(-0.25, 1.5)
         ax.axis("off")
 
     for i in range(n):  # recurrent: x_i -> h_i and h_{i-1} -> h_i
@@ -47,9 +47,9 @@ def information_flow(n: int = 6) -> Figure:
     _nodes(rnn_ax, xs, 0, inputs, marker="o")
     _nodes(rnn_ax, xs, 1, [f"$h_{{{i + 1}}}$" for i in range(n)], marker="s", color="0.92")
     rnn_ax.text((n - 1) / 2, 1.38, f"$x_1$ reaches $h_{{{n}}}$ through {n - 1} steps, "
-                f"each through the same fixed-size state", ha="center", fontsize=8,
+                f"each through the same fixed-size state", ha="center", fontsize=8.5,
                 color=HIGHLIGHT)
-    rnn_ax.set_title("Recurrent layer: a chain of n - 1 steps", fontsize=10)
+    rnn_ax.set_title("Recurrent layer: a chain of n - 1 steps", fontsize=11)
 
     for i in range(n):  # attention: every input feeds every output
         for j in range(n):
@@ -59,8 +59,8 @@ def information_flow(n: int = 6) -> Figure:
     _nodes(att_ax, xs, 0, inputs, marker="o")
     _nodes(att_ax, xs, 1, [f"$y_{{{i + 1}}}$" for i in range(n)], marker="o", color="0.92")
     att_ax.text((n - 1) / 2, 1.38, f"$x_1$ reaches $y_{{{n}}}$ in one step; so does every pair",
-                ha="center", fontsize=8, color=HIGHLIGHT)
-    att_ax.set_title("Self-attention layer: every pair in one step", fontsize=10)
+                ha="center", fontsize=8.5, color=HIGHLIGHT)
+    att_ax.set_title("Self-attention layer: every pair in one step", fontsize=11)
     return fig
 
 
