@@ -131,8 +131,11 @@ def test_format_table1():
 def test_time_forward_by_length():
     torch.manual_seed(0)
     state = torch.get_rng_state()
-    times = time_forward_by_length([4, 8], d_model=8, num_heads=2, batch=2, repeats=1)
+    threads = torch.get_num_threads()
+    times = time_forward_by_length([4, 8], d_model=8, num_heads=2, batch=2, repeats=1,
+                                   threads=1 if threads > 1 else 2)
     assert torch.equal(state, torch.get_rng_state())
+    assert torch.get_num_threads() == threads
     assert len(times) == 6 and set(times.length) == {4, 8}
     assert (times.median_s > 0).all() and (times.min_s <= times.max_s).all()
     parameters = times.groupby("layer")["parameters"].first()
@@ -168,6 +171,7 @@ def test_time_forward_by_length():
     (lambda: flops_by_length([4], 0), ValueError, "d"),
     (lambda: time_forward_by_length("16"), TypeError, "lengths"),
     (lambda: time_forward_by_length([4], repeats=0), ValueError, "repeats"),
+    (lambda: time_forward_by_length([4], threads=0), ValueError, "threads"),
     (lambda: time_forward_by_length([4], d_model=6, num_heads=4), ValueError, "d_model"),
 ])
 def test_bad_inputs(call, error, match):

@@ -272,12 +272,13 @@ def _meta_multihead(d: int) -> nn.Module:
 # --- measured wall-clock -----------------------------------------------------------------------
 
 def time_forward_by_length(lengths: Sequence[int], *, d_model: int = 128, num_heads: int = 4,
-                           batch: int = 4, repeats: int = 5) -> pd.DataFrame:
+                           batch: int = 4, repeats: int = 5, threads: int = 1) -> pd.DataFrame:
     """Median forward time of a recurrent and a self-attention layer of width d_model, per length.
 
     Layers: ``nn.RNN`` (one fused call, still stepping over time inside), :class:`ElmanRNN` (the
     same maths stepped in Python) and :class:`MultiHeadAttention` (fused attention kernel).
-    Inputs are (batch, length, d_model); gradients are off. The global random state is restored.
+    Inputs are (batch, length, d_model); gradients are off. Runs on ``threads`` CPU threads; the
+    thread count and the global random state are restored afterwards.
 
     Returns:
         columns length, layer, parameters, median_s, min_s, max_s (one row per layer and length).
@@ -287,7 +288,7 @@ def time_forward_by_length(lengths: Sequence[int], *, d_model: int = 128, num_he
     for n in lengths:
         check_positive_int("lengths", n)
     for name, value in (("d_model", d_model), ("num_heads", num_heads), ("batch", batch),
-                        ("repeats", repeats)):
+                        ("repeats", repeats), ("threads", threads)):
         check_positive_int(name, value)
     with torch.random.fork_rng():
         torch.manual_seed(0)
@@ -299,12 +300,23 @@ def time_forward_by_length(lengths: Sequence[int], *, d_model: int = 128, num_he
         mha = MultiHeadAttention(d_model, num_heads)
         layers["self-attention (MultiHeadAttention)"] = (mha, lambda x: mha(x, x, x))
         inputs = {n: torch.randn(batch, n, d_model) for n in lengths}  # (B, T, d_model)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        rows = _time_layers(layers, inputs, repeats)
+    finally:
+        torch.set_num_threads(previous_threads)
+    return pd.DataFrame(rows)
+
+
+def _time_layers(layers: dict[str, tuple[nn.Module, Callable[[torch.Tensor], object]]],
+                 inputs: dict[int, torch.Tensor], repeats: int) -> list[dict[str, object]]:
     rows = []
     with torch.no_grad():
-        for n in lengths:
+        for n, x in inputs.items():
             for name, (module, forward) in layers.items():
-                timing = time_call(lambda f=forward, x=inputs[n]: f(x), repeats=repeats)
+                timing = time_call(lambda f=forward, x=x: f(x), repeats=repeats)
                 rows.append({"length": n, "layer": name,
                              "parameters": sum(p.numel() for p in module.parameters()),
                              "median_s": timing.median, "min_s": timing.min, "max_s": timing.max})
-    return pd.DataFrame(rows)
+    return rows
