@@ -1,0 +1,133 @@
+"""Tests for transformer_course.paths: connectivity graphs and maximum path length by BFS."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from transformer_course.paths import (
+    KINDS,
+    bfs_distances,
+    check_path_length_formula,
+    connectivity,
+    counted_path_length,
+    max_path_length,
+    path_length_formula,
+    stacked_path_length,
+)
+
+odd = st.sampled_from([3, 5, 7, 9])
+
+
+@pytest.mark.parametrize("kind, n, options, expected", [
+    # hand-derived: ceil((n - 1) / half-width) for windows, smallest L with k**L >= n if dilated
+    ("self-attention", 64, {}, 1),
+    ("recurrent", 64, {}, 63),
+    ("convolutional", 64, {"kernel_size": 3}, 63),
+    ("convolutional", 64, {"kernel_size": 5}, 32),
+    ("convolutional", 10, {"kernel_size": 7}, 3),
+    ("restricted self-attention", 64, {"neighbourhood": 9}, 16),
+    ("restricted self-attention", 17, {"neighbourhood": 5}, 8),
+    ("dilated convolutional", 64, {"kernel_size": 3}, 4),
+    ("dilated convolutional", 81, {"kernel_size": 3}, 4),
+    ("dilated convolutional", 82, {"kernel_size": 3}, 5),
+    ("dilated convolutional", 26, {"kernel_size": 5}, 3),
+    ("self-attention", 1, {}, 0),
+    ("recurrent", 1, {}, 0),
+])
+def test_counted_path_lengths_by_hand(kind, n, options, expected):
+    assert counted_path_length(kind, n, **options) == expected
+    assert path_length_formula(kind, n, **options) == expected
+
+
+@settings(max_examples=50, deadline=None)
+@given(kind=st.sampled_from(KINDS), n=st.integers(1, 60), k=odd, r=odd)
+def test_counted_path_length_matches_closed_form(kind, n, k, r):
+    assert counted_path_length(kind, n, kernel_size=k, neighbourhood=r) == path_length_formula(
+        kind, n, kernel_size=k, neighbourhood=r)
+
+
+def test_connectivity_shapes_and_diagonal():
+    for kind in KINDS:
+        for layer in (0, 1, 3):
+            a = connectivity(kind, 11, layer=layer)
+            assert a.shape == (11, 11) and a.dtype == np.bool_
+            assert a.diagonal().all()
+    assert connectivity("self-attention", 5).all()
+    chain = connectivity("recurrent", 4)
+    np.testing.assert_array_equal(chain, np.array([[1, 0, 0, 0], [1, 1, 0, 0], [0, 1, 1, 0],
+                                                   [0, 0, 1, 1]], dtype=bool))
+    dilated = connectivity("dilated convolutional", 10, kernel_size=3, layer=1)
+    np.testing.assert_array_equal(np.flatnonzero(dilated[9]), [3, 6, 9])  # reads 9, 9-3, 9-6
+
+
+def test_bfs_distances_on_a_chain():
+    chain = connectivity("recurrent", 6)
+    np.testing.assert_array_equal(bfs_distances(chain, 2), [-1, -1, 0, 1, 2, 3])
+
+
+def _slow_bfs(adjacency: np.ndarray, source: int) -> np.ndarray:
+    distance = {source: 0}
+    queue = [source]
+    while queue:
+        j = queue.pop(0)
+        for i in range(adjacency.shape[0]):
+            if adjacency[i, j] and i not in distance:
+                distance[i] = distance[j] + 1
+                queue.append(i)
+    return np.array([distance.get(i, -1) for i in range(adjacency.shape[0])])
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 12), density=st.floats(0.0, 0.6), seed=st.integers(0, 10_000))
+def test_bfs_and_max_path_length_on_random_graphs(n, density, seed):
+    adjacency = np.random.default_rng(seed).random((n, n)) < density
+    distances = [_slow_bfs(adjacency, s) for s in range(n)]
+    for s in range(n):
+        np.testing.assert_array_equal(bfs_distances(adjacency, s), distances[s])
+    assert max_path_length(adjacency) == max(int(d.max()) for d in distances)
+
+
+@settings(max_examples=30, deadline=None)
+@given(kind=st.sampled_from(["self-attention", "convolutional", "restricted self-attention",
+                             "recurrent"]), n=st.integers(1, 30), k=odd)
+def test_stacking_a_uniform_layer_equals_bfs_diameter(kind, n, k):
+    a = connectivity(kind, n, kernel_size=k, neighbourhood=k)
+    assert stacked_path_length([a] * n) == max_path_length(a)
+
+
+def test_check_path_length_formula():
+    check_path_length_formula(lambda n, k: -(-(n - 1) // (k // 2)))
+    with pytest.raises(AssertionError, match="breadth-first search counts"):
+        check_path_length_formula(lambda n, k: (n - 1) // (k // 2))  # floor instead of ceiling
+    with pytest.raises(AssertionError, match=r"fn\(n=1, kernel_size=3\) returned 1"):
+        check_path_length_formula(lambda n, k: 1)
+    with pytest.raises(TypeError, match="fn must be callable"):
+        check_path_length_formula(3)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: connectivity("lstm", 4), ValueError, "kind must be one of"),
+    (lambda: connectivity("recurrent", 0), ValueError, "n must be a positive int"),
+    (lambda: connectivity("recurrent", 2.5), TypeError, "n must be a positive int"),
+    (lambda: connectivity("convolutional", 4, kernel_size=4), ValueError, "kernel_size"),
+    (lambda: connectivity("convolutional", 4, neighbourhood=0), ValueError, "neighbourhood"),
+    (lambda: connectivity("convolutional", 4, layer=-1), ValueError, "layer"),
+    (lambda: bfs_distances(np.ones((2, 3), bool), 0), ValueError, "adjacency must be a square"),
+    (lambda: bfs_distances(np.ones((2, 2), int), 0), ValueError, "adjacency must be a square"),
+    (lambda: bfs_distances([[True]], 0), TypeError, "adjacency"),
+    (lambda: bfs_distances(np.ones((2, 2), bool), 2), ValueError, "source"),
+    (lambda: max_path_length(np.ones(3, bool)), ValueError, "adjacency must have 2 dimensions"),
+    (lambda: stacked_path_length([]), ValueError, "adjacencies must hold at least one"),
+    (lambda: stacked_path_length(np.eye(2, dtype=bool)), TypeError, "adjacencies"),
+    (lambda: stacked_path_length([np.eye(2, dtype=bool), np.eye(3, dtype=bool)]), ValueError,
+     r"adjacencies\[1\] must have shape"),
+    (lambda: stacked_path_length([np.zeros((2, 2), bool)]), ValueError, "True diagonal"),
+    (lambda: counted_path_length("gru", 3), ValueError, "kind"),
+    (lambda: counted_path_length("convolutional", 3, kernel_size=2), ValueError, "kernel_size"),
+    (lambda: path_length_formula("convolutional", -3), ValueError, "n must be a positive int"),
+    (lambda: path_length_formula("restricted self-attention", 3, neighbourhood=6), ValueError,
+     "neighbourhood"),
+])
+def test_bad_inputs(call, error, match):
+    with pytest.raises(error, match=match):
+        call()

@@ -1,0 +1,103 @@
+"""Tests for transformer_course.plots.why_attention: each figure's axes, labels and contents."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.text import Annotation  # noqa: E402
+from transformer_course.plots import why_attention  # noqa: E402
+from transformer_course.recurrence import GradientDecay  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def close_figures():
+    yield
+    plt.close("all")
+
+
+def _arrows(ax) -> int:
+    return sum(isinstance(t, Annotation) for t in ax.texts)
+
+
+def test_information_flow():
+    n = 5
+    fig = why_attention.information_flow(n)
+    assert isinstance(fig, Figure) and len(fig.axes) == 2
+    rnn_ax, att_ax = fig.axes
+    assert rnn_ax.get_title().startswith("Recurrent layer")
+    assert att_ax.get_title().startswith("Self-attention layer")
+    assert _arrows(rnn_ax) == n + (n - 1)  # x_i -> h_i and h_{i-1} -> h_i
+    assert _arrows(att_ax) == n * n  # every input to every output
+    assert any(f"through {n - 1} steps" in t.get_text() for t in rnn_ax.texts)
+
+
+def test_information_flow_bad_inputs():
+    with pytest.raises(ValueError, match="n must be at least 2"):
+        why_attention.information_flow(1)
+    with pytest.raises(TypeError, match="n must be a positive int"):
+        why_attention.information_flow(4.0)
+
+
+def _times() -> pd.DataFrame:
+    rows = [{"length": n, "layer": layer, "median_s": t * n, "min_s": t * n * 0.9,
+             "max_s": t * n * 1.1} for n in (16, 32, 64) for layer, t in (("a", 1e-5), ("b", 1e-6))]
+    return pd.DataFrame(rows)
+
+
+def test_forward_times():
+    fig = why_attention.forward_times(_times())
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert "sequence length" in ax.get_xlabel() and "ms" in ax.get_ylabel()
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["a", "b"]
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [0.16, 0.32, 0.64])  # seconds -> ms
+
+
+def test_forward_times_bad_inputs():
+    with pytest.raises(TypeError, match="times must be a pandas DataFrame"):
+        why_attention.forward_times({"length": [1]})
+    with pytest.raises(ValueError, match="missing"):
+        why_attention.forward_times(_times().drop(columns="max_s"))
+
+
+def test_gradient_decay():
+    distances = np.arange(6)
+    result = GradientDecay(distances, np.tile(0.5 ** distances, (3, 1)),
+                           np.full((3, 6), 0.1))
+    fig = why_attention.gradient_decay(result)
+    ax = fig.axes[0]
+    assert ax.get_yscale() == "log"
+    assert "distance" in ax.get_xlabel() and "3 seeds" in ax.get_title()
+    assert len(ax.lines) == 2
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), 0.5 ** distances)
+    labels = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert labels[0].startswith("recurrent") and labels[1].startswith("self-attention")
+
+
+def test_gradient_decay_bad_input():
+    with pytest.raises(TypeError, match="result must be a GradientDecay"):
+        why_attention.gradient_decay(np.ones((2, 3)))
+
+
+def test_flops_by_length():
+    flops = pd.DataFrame([{"length": n, "layer": layer, "flops": n ** p}
+                          for n in (8, 16, 32) for layer, p in (("x", 1), ("y", 2))])
+    fig = why_attention.flops_by_length(flops, d=16)
+    ax = fig.axes[0]
+    assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
+    assert "FLOPs" in ax.get_ylabel() and "d = 16" in ax.get_title()
+    assert any(list(line.get_xdata()) == [16, 16] for line in ax.lines)  # the n = d line
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["x", "y"]
+
+
+def test_flops_by_length_bad_inputs():
+    flops = pd.DataFrame({"length": [8], "layer": ["x"], "flops": [8]})
+    with pytest.raises(ValueError, match="d must be a positive int"):
+        why_attention.flops_by_length(flops, d=0)
+    with pytest.raises(ValueError, match="missing"):
+        why_attention.flops_by_length(flops.drop(columns="flops"), d=8)
