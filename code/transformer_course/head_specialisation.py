@@ -162,6 +162,12 @@ def _accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
     return (logits.argmax(-1)[scored] == targets[scored]).float().mean().item()
 
 
+def build_lookup_model(task: LookupTask, config: TrainConfig) -> LookupModel:
+    """The untrained model that :func:`train_lookup_model` starts from (seeded by config.seed)."""
+    torch.manual_seed(config.seed if isinstance(config, TrainConfig) else 0)
+    return LookupModel(task, config)
+
+
 def train_lookup_model(task: LookupTask, config: TrainConfig) -> TrainResult:
     """Train a fresh :class:`LookupModel` with Adam on freshly drawn batches, seeded by config.seed.
 
@@ -172,8 +178,7 @@ def train_lookup_model(task: LookupTask, config: TrainConfig) -> TrainResult:
         raise TypeError(f"task must be a LookupTask; got {type(task).__name__}")
     if not isinstance(config, TrainConfig):
         raise TypeError(f"config must be a TrainConfig; got {type(config).__name__}")
-    torch.manual_seed(config.seed)
-    model = LookupModel(task, config)
+    model = build_lookup_model(task, config)
     data = torch.Generator().manual_seed(config.seed)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
     loss_fn = nn.CrossEntropyLoss(ignore_index=IGNORE)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -32,7 +32,7 @@ def split_heads_figure(q: np.ndarray, num_heads: int) -> Figure:
     axes[0].imshow(q, **style)
     for i in range(1, num_heads):
         axes[0].axvline(i * d_k - 0.5, color="black", lw=1.5)
-    axes[0].set(title=f"Q = X W^Q  ({T} x {d_model})", xlabel="feature", ylabel="position t")
+    axes[0].set(title=f"$Q = XW^Q$  ({T} x {d_model})", xlabel="feature", ylabel="position t")
     for i, ax in enumerate(axes[1:]):
         ax.imshow(q[:, i * d_k:(i + 1) * d_k], **style)
         ax.set(title=f"head {i + 1}  ({T} x {d_k})", xlabel="feature", yticks=[])
@@ -41,59 +41,74 @@ def split_heads_figure(q: np.ndarray, num_heads: int) -> Figure:
     return fig
 
 
-def head_maps_figure(untrained: np.ndarray, trained: np.ndarray, labels: Sequence[str],
-                     anchor: int) -> Figure:
-    """Each head's attention map on one sequence, before and after training.
+def head_maps_figure(rows: Mapping[str, np.ndarray], labels: Sequence[str], anchor: int) -> Figure:
+    """Each head's attention map on one sequence, one row of panels per model.
 
     Args:
-        untrained, trained: (h, T, T) weights of the same sequence. labels: T token labels.
-        anchor: the marked position (outlined); the previous-token cells are dotted.
+        rows: row title -> (h, T, T) weights of the same sequence; h may differ between rows.
+        labels: T token labels. anchor: the marked position (outlined in red); the
+            previous-token cells (t, t - 1) are dotted.
     """
-    check_array("untrained", untrained, kind=np.ndarray, ndim=3, shape="(h, T, T)", floating=True)
-    check_array("trained", trained, kind=np.ndarray, ndim=3, shape="(h, T, T)", floating=True)
-    if untrained.shape != trained.shape or trained.shape[1] != trained.shape[2]:
-        raise ValueError(f"untrained and trained must share one shape (h, T, T); got "
-                         f"{untrained.shape} and {trained.shape}")
-    h, T, _ = trained.shape
-    if len(labels) != T:
-        raise ValueError(f"labels must hold T={T} strings; got {len(labels)}")
+    if not isinstance(rows, Mapping) or not rows:
+        raise TypeError(f"rows must be a non-empty mapping of title -> (h, T, T) weights; "
+                        f"got {type(rows).__name__}")
+    for title, maps in rows.items():
+        check_array(f"rows[{title!r}]", maps, kind=np.ndarray, ndim=3, shape="(h, T, T)",
+                    floating=True)
+    T = len(labels)
+    for title, maps in rows.items():
+        if maps.shape[1:] != (T, T):
+            raise ValueError(f"rows[{title!r}] must have shape (h, T, T) with T={T} = len(labels); "
+                             f"got {maps.shape}")
     if isinstance(anchor, bool) or not isinstance(anchor, int | np.integer) or not 0 <= anchor < T:
         raise ValueError(f"anchor must be a position in [0, {T - 1}]; got {anchor!r}")
-    fig, axes = plt.subplots(2, h, figsize=(3.1 * h + 0.6, 6.0), squeeze=False,
-                             layout="constrained")
-    for row, (name, maps) in enumerate((("untrained", untrained), ("trained", trained))):
-        for i in range(h):
-            ax = axes[row, i]
+    h_max = max(maps.shape[0] for maps in rows.values())
+    fig, axes = plt.subplots(len(rows), h_max, figsize=(3.0 * h_max + 0.8, 3.0 * len(rows)),
+                             squeeze=False, layout="constrained")
+    for r, (title, maps) in enumerate(rows.items()):
+        for i in range(h_max):
+            ax = axes[r, i]
+            if i >= maps.shape[0]:
+                ax.axis("off")
+                continue
             image = ax.imshow(maps[i], cmap="viridis", vmin=0.0, vmax=1.0)
-            ax.scatter(np.arange(T - 1), np.arange(1, T), s=6, color="white", marker=".")
+            ax.scatter(np.arange(T - 1), np.arange(1, T), s=5, color="white", marker=".")
             ax.add_patch(Rectangle((anchor - 0.5, -0.5), 1, T, fill=False, ec="tab:red", lw=1.5))
-            ax.set(title=f"head {i + 1}, {name}", xticks=range(T), yticks=range(T))
-            ax.set_xticklabels(labels, fontsize=7, rotation=90)
-            ax.set_yticklabels(labels, fontsize=7)
+            ax.set_title(f"{title}: head {i + 1}", fontsize=9)
+            ax.set_xticks(range(T), labels, fontsize=7, rotation=90)
+            ax.set_yticks(range(T), labels, fontsize=7)
             ax.set_xlabel("key (attended to)", fontsize=8)
             ax.set_ylabel("query", fontsize=8)
             ax.grid(False)
-    fig.colorbar(image, ax=axes, shrink=0.6, label="attention weight")
+    fig.colorbar(image, ax=axes, shrink=0.5, label="attention weight")
     return fig
 
 
-def training_curve_figure(losses: Sequence[float], accuracies: Sequence[float],
+def training_curve_figure(runs: Mapping[str, tuple[Sequence[float], Sequence[float]]],
                           window: int = 25) -> Figure:
-    """Training loss and batch accuracy per step, with a moving average over ``window`` steps."""
+    """Training loss (log scale) and batch accuracy per step, one line per run.
+
+    Args:
+        runs: label -> (losses, accuracies), one value per training step.
+        window: the lines are moving averages over this many steps.
+    """
     check_positive_int("window", window)
-    losses, accuracies = np.asarray(losses, dtype=float), np.asarray(accuracies, dtype=float)
-    if losses.ndim != 1 or losses.shape != accuracies.shape or losses.size < window:
-        raise ValueError(f"losses and accuracies must be 1-D, of one length, at least window="
-                         f"{window}; got shapes {losses.shape} and {accuracies.shape}")
+    if not isinstance(runs, Mapping) or not runs:
+        raise TypeError(f"runs must be a non-empty mapping of label -> (losses, accuracies); "
+                        f"got {type(runs).__name__}")
     fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.0))
     kernel = np.ones(window) / window
-    steps = np.arange(1, losses.size + 1)
-    for ax, values, name in ((axes[0], losses, "cross-entropy loss"),
-                             (axes[1], accuracies, "batch accuracy")):
-        ax.plot(steps, values, color="0.75", lw=0.8, label="per step")
-        ax.plot(steps[window - 1:], np.convolve(values, kernel, mode="valid"), lw=1.8,
-                label=f"mean of {window} steps")
-        ax.set(xlabel="training step", ylabel=name)
-    axes[1].set_ylim(0, 1.02)
-    axes[1].legend(loc="lower right", fontsize=8)
+    for label, (losses, accuracies) in runs.items():
+        losses, accuracies = np.asarray(losses, dtype=float), np.asarray(accuracies, dtype=float)
+        if losses.ndim != 1 or losses.shape != accuracies.shape or losses.size < window:
+            raise ValueError(f"runs[{label!r}]: losses and accuracies must be 1-D, of one length, "
+                             f"at least window={window}; got shapes {losses.shape} and "
+                             f"{accuracies.shape}")
+        steps = np.arange(window, losses.size + 1)
+        axes[0].plot(steps, np.convolve(losses, kernel, mode="valid"), lw=1.8, label=label)
+        axes[1].plot(steps, np.convolve(accuracies, kernel, mode="valid"), lw=1.8, label=label)
+    axes[0].set(xlabel="training step", ylabel="cross-entropy loss", yscale="log")
+    axes[1].set(xlabel="training step", ylabel="batch accuracy", ylim=(0, 1.02))
+    axes[1].legend(loc="lower right", fontsize=8, title=f"mean of {window} steps",
+                   title_fontsize=8)
     return fig
