@@ -13,6 +13,7 @@ from transformer_course.head_specialisation import (
     LookupModel,
     LookupTask,
     TrainConfig,
+    build_lookup_model,
     check_lookup_targets,
     evaluate_lookup_model,
     lookup_shares,
@@ -91,6 +92,18 @@ def test_chapter_configuration_specialises() -> None:
     assert shares[:, 0].argmax() != shares[:, 1].argmax()
 
 
+def test_build_gives_the_starting_point_of_training() -> None:
+    task, config = LookupTask(num_values=3, seq_len=4), TrainConfig(d_model=8, hidden=8, steps=1,
+                                                                    lr=1e-9, seed=3)
+    start = build_lookup_model(task, config)
+    barely_trained = train_lookup_model(task, config).model  # Adam moves each weight by ~lr
+    for (name, a), (_, b) in zip(start.named_parameters(), barely_trained.named_parameters(),
+                                 strict=True):
+        torch.testing.assert_close(a, b, atol=1e-8, rtol=0, msg=name)
+    other = build_lookup_model(task, TrainConfig(d_model=8, hidden=8, seed=4))
+    assert not torch.equal(other.embed.weight, start.embed.weight)
+
+
 def test_model_shapes() -> None:
     task = LookupTask(num_values=3, seq_len=5)
     model = LookupModel(task, TrainConfig(d_model=8, num_heads=2, hidden=4))
@@ -139,6 +152,8 @@ def test_functions_reject_bad_input() -> None:
         LookupModel(task, {"d_model": 8})
     with pytest.raises(TypeError, match="config"):
         train_lookup_model(task, None)
+    with pytest.raises(TypeError, match="task"):
+        build_lookup_model("task", TrainConfig())
     model = LookupModel(task, TrainConfig(d_model=8, hidden=4))
     with pytest.raises(ValueError, match=r"tokens must have 2 dimensions, shape \(B, T\)"):
         model(torch.zeros(4, dtype=torch.long))
