@@ -5,6 +5,10 @@
 
 The h projections of width d_k = d_model / h are stored as one (d_model, d_model) linear layer per
 role and split into heads by a reshape, so the parameter count equals one head of width d_model.
+
+Also here: the same computation in NumPy, step by step; ``mask_from_torch``, which translates
+``nn.MultiheadAttention``'s masks (True = blocked) into ours (True = may attend); and
+``check_multi_head_attention``, which tests a reader's own implementation.
 """
 
 from __future__ import annotations
