@@ -10,6 +10,7 @@ import torch
 import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from transformer_course.attention import (
     naive_softmax,
     scaled_dot_product_attention,

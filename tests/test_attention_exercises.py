@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
+
 from transformer_course.attention import naive_softmax, scaled_dot_product_attention_numpy, softmax
 from transformer_course.attention_exercises import (
     check_attention,

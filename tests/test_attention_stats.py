@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 import torch
+
 from transformer_course import attention_stats as stats
 
 

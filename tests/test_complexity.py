@@ -5,6 +5,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from transformer_course.attention import scaled_dot_product_attention
 from transformer_course.complexity import (
     PAPER_TABLE1,

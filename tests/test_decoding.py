@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+
 from transformer_course.decoding import greedy_decode
 from transformer_course.model import TransformerConfig, build_model
 

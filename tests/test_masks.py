@@ -6,6 +6,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from transformer_course.attention import scaled_dot_product_attention
 from transformer_course.masks import (
     causal_mask,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from transformer_course.model_exercises import check_encoder_layer_forward
 
 

@@ -8,6 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
+
 from transformer_course.masks import causal_mask
 from transformer_course.multihead import (
     MultiHeadAttention,

@@ -6,6 +6,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from transformer_course.masks import causal_mask
 from transformer_course.multihead import MultiHeadAttention
 from transformer_course.order import permutation_gap, permute_positions

@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from matplotlib.figure import Figure
+
 from transformer_course.plots import attention as plots
 
 VARIANCE = pd.DataFrame({"d_k": [1, 2, 4], "var_unscaled": [1.0, 2.1, 3.9],

@@ -9,6 +9,7 @@ matplotlib.use("Agg")
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+
 from transformer_course.plots import model as plots  # noqa: E402
 
 

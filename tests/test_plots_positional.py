@@ -9,6 +9,7 @@ matplotlib.use("Agg")
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+
 from transformer_course.plots import positional as plots  # noqa: E402
 from transformer_course.positional import (  # noqa: E402
     sinusoidal_encoding_numpy,

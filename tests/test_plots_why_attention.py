@@ -10,6 +10,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.text import Annotation  # noqa: E402
+
 from transformer_course.plots import why_attention  # noqa: E402
 from transformer_course.recurrence import GradientDecay  # noqa: E402
 

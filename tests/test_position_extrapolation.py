@@ -7,6 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 import torch
+
 from transformer_course.position_extrapolation import (
     CopyBackModel,
     CopyTaskConfig,

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from transformer_course.positional import sinusoidal_encoding_numpy
 from transformer_course.relative_position import (
     check_relative_position_map,

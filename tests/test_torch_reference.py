@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 from torch import nn
+
 from transformer_course.masks import decoder_self_attention_mask, padding_mask_from_tokens
 from transformer_course.model import TransformerConfig, build_model
 from transformer_course.torch_reference import (

@@ -6,6 +6,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+
 from transformer_course.checks import check_positive_int
 from transformer_course.recurrence import GradientDecay
 
