@@ -113,8 +113,9 @@ def glue_table(key: str, table: Any) -> None:
     """Glue a pandas ``DataFrame`` (or ``Styler``) under ``key`` without displaying it."""
     import pandas as pd
     from myst_nb import glue
+    from pandas.io.formats.style import Styler  # not loaded by ``import pandas`` alone
 
     _check_key(key)
-    if not isinstance(table, pd.DataFrame | pd.io.formats.style.Styler):
+    if not isinstance(table, pd.DataFrame | Styler):
         raise TypeError(f"table must be a pandas DataFrame or Styler; got {type(table).__name__}")
     glue(key, table, display=False)
