@@ -32,6 +32,19 @@ ANSI = re.compile(r"\x1b\[[0-9;]*m")
 GLUE_FIGURE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{glue:figure\}\s+(?P<key>\S+)\s*$")
 OPTION = re.compile(r"^:(?P<name>[\w-]+):\s*(?P<value>.*?)\s*$")
 CODE_CELL = re.compile(r"^(`{3,}|:{3,})\{code-cell\}", re.MULTILINE)
+CHAPTER_HEADER = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""  # the front matter every chapter starts with (common conventions)
 
 
 def toc_docnames(toc: Path = REPO / "_toc.yml") -> list[str]:

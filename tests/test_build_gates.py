@@ -12,22 +12,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from site_utils import REPO, strip_ansi
+from site_utils import CHAPTER_HEADER, REPO, book_config, strip_ansi
+from sphinx.util.matching import get_matching_files
 
 pytestmark = pytest.mark.build
-HEADER = textwrap.dedent("""\
-    ---
-    jupytext:
-      text_representation:
-        extension: .md
-        format_name: myst
-        format_version: 0.13
-    kernelspec:
-      display_name: Python 3
-      language: python
-      name: python3
-    ---
-    """)
+HEADER = CHAPTER_HEADER
 FAILING_CELL = 'raise RuntimeError("canary: this cell fails on purpose")'
 PASSING_CELL = 'print("canary: " + "this cell passes")'
 BAD_REFERENCE = "See {numref}`fig-canary-missing`."
@@ -134,3 +123,22 @@ def test_default_cache_inputs_include_the_package_code() -> None:
     arguments = line.split("cache_guard.py", 1)[1].split()
     assert arguments[0].endswith("_build/.jupyter_cache")
     assert {"code", "requirements.txt", "pyproject.toml"} <= set(arguments[1:])
+
+
+def _pages_sphinx_would_read(root: Path) -> list[str]:
+    patterns = book_config()["exclude_patterns"]
+    return [path for path in get_matching_files(root, exclude_patterns=patterns)
+            if path.endswith((".md", ".ipynb"))]
+
+
+def test_sphinx_sees_only_the_book_folder(tmp_path: Path) -> None:
+    """exclude_patterns hide every Markdown/notebook outside book/ (caches, README, tests...)."""
+    stray = [path for path in _pages_sphinx_would_read(REPO) if not path.startswith("book/")]
+    assert not stray, f"Sphinx would read these as pages: {stray}"
+    litter = [".pytest_cache/README.md", ".hidden/x.md", "book/.ipynb_checkpoints/a.ipynb",
+              "book/.hidden/b.md", "code/c.md", "tests/d.md", "notebooks/e.ipynb", "README.md",
+              "_build/jupyter_execute/book/f.ipynb", ".venv/lib/g.md"]
+    for path in [*litter, "book/index.md"]:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("# page\n")
+    assert _pages_sphinx_would_read(tmp_path) == ["book/index.md"]
