@@ -212,3 +212,24 @@ def test_outside_links_only_to_repository_or_in_prose() -> None:
             if not any(href == url or href.startswith(url + "/") for url in allowed):
                 stray.append(f"{_rel(page)}: {href} ({urlsplit(href).netloc})")
     assert not stray, "outside links that are not the repository/Binder:\n" + "\n".join(stray)
+
+
+def test_no_script_twice_on_a_page() -> None:
+    """No page carries the same script twice (a repeated inline `const` is a browser error)."""
+    repeated = []
+    for page in site_pages():
+        seen = set()
+        for script in parse_html(page).find_all("script"):
+            key = (script.get("src"), script.get_text().strip(), script.get("type"))
+            if key in seen and (key[0] or key[1]):
+                repeated.append(f"{_rel(page)}: {key[0] or key[1][:80]}")
+            seen.add(key)
+    assert not repeated, "scripts included twice:\n" + "\n".join(repeated)
+
+
+def test_no_stray_pages() -> None:
+    """Every page of the site is in _toc.yml (or is one of Sphinx's own: index, search...)."""
+    expected = {docname + ".html" for docname in DOCNAMES}
+    expected |= {"index.html", "genindex.html", "search.html", "py-modindex.html"}
+    stray = [_rel(page) for page in site_pages() if _rel(page) not in expected]
+    assert not stray, f"pages not in _toc.yml (stale or unlisted): {stray}"
