@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import random
@@ -113,7 +114,7 @@ def test_glue_figure_glues_a_png_mime_bundle(published: list[dict[str, Any]]) ->
     assert set(call["data"]) >= {GLUE_PREFIX + "image/png"}
     assert not any("Figure size" in str(v) for v in call["data"].values())
     png = call["data"][GLUE_PREFIX + "image/png"]
-    png = png if isinstance(png, bytes) else __import__("base64").b64decode(png)
+    png = png if isinstance(png, bytes) else base64.b64decode(png)
     assert png.startswith(PNG_SIGNATURE)
     assert not plt.fignum_exists(fig.number), "glue_figure must close the figure"
 

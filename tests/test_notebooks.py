@@ -89,8 +89,11 @@ def _code_sources(notebook: nbformat.NotebookNode) -> list[str]:
 
 
 @pytest.mark.usefixtures("built_site")
-@pytest.mark.parametrize("docname", CHAPTERS)
-def test_chapter_runs_fresh_and_glues_what_the_build_glued(docname: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("docname", CHAPTERS or [pytest.param(None, id="no-chapters-yet")])
+def test_chapter_runs_fresh_and_glues_what_the_build_glued(docname: str | None,
+                                                          tmp_path: Path) -> None:
+    if docname is None:  # said out loud rather than an empty parameter set
+        pytest.skip("no chapter in _toc.yml has code cells yet: nothing to re-execute")
     built_notebook = EXECUTED / (docname + ".ipynb")
     assert built_notebook.is_file(), f"{docname} was not executed by the build: run make book"
     fresh = execute_fresh(source_path(docname), tmp_path)
