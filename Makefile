@@ -22,9 +22,14 @@ $(INSTALLED): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $@
 
+# --all re-reads every page on every build (cached chapters are not re-executed, only re-rendered):
+# without it Sphinx skips unchanged pages, so a warning failed only the first build and a code
+# change (cache cleared by cache_guard) never re-executed the chapters. The log feeds the tests.
+# The old site goes first, so pages dropped from _toc.yml do not linger in _build/html.
 book: $(INSTALLED)  ## build the HTML course into _build/html (executes changed chapters)
 	$(BIN)/python tools/cache_guard.py $(BOOK)/_build/.jupyter_cache $(CACHE_INPUTS)
-	$(BIN)/jupyter-book build -W -n --keep-going $(BOOK)
+	rm -rf $(BOOK)/_build/html
+	$(BIN)/jupyter-book build --all -W -n --keep-going $(BOOK) 2>&1 | tee $(BOOK)/_build/build.log
 
 test: book  ## build the book, then run every test (code, site, browser)
 	CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \

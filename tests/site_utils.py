@@ -1,0 +1,201 @@
+"""Shared helpers for the pipeline tests: the book's pages, the built site and glue directives.
+
+Everything here is derived from ``_toc.yml`` and the chapter sources, so the tests cover every
+chapter the table of contents lists, with no edits when a chapter lands.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+from sphinx_external_toc.api import GlobItem, TocTree, UrlItem
+from sphinx_external_toc.parsing import parse_toc_yaml
+
+REPO = Path(__file__).resolve().parents[1]
+BUILD = REPO / "_build"  # what `make book` writes
+HTML = BUILD / "html"  # the site
+EXECUTED = BUILD / "jupyter_execute"  # executed notebooks and their glue (<doc>.glue.json)
+BUILD_LOG = BUILD / "build.log"  # the last `make book` output (the Makefile tees it here)
+SCREENSHOTS = BUILD / "screenshots"  # written by the browser test
+SOURCE_SUFFIXES = (".md", ".ipynb")
+NOT_PAGES = ("_static", "_sources", "_images")  # folders of assets, not pages
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+GLUE_FIGURE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{glue:figure\}\s+(?P<key>\S+)\s*$")
+OPTION = re.compile(r"^:(?P<name>[\w-]+):\s*(?P<value>.*?)\s*$")
+CODE_CELL = re.compile(r"^(`{3,}|:{3,})\{code-cell\}", re.MULTILINE)
+CHAPTER_HEADER = """\
+---
+jupytext:
+  text_representation:
+    extension: .md
+    format_name: myst
+    format_version: 0.13
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+"""  # the front matter every chapter starts with (common conventions)
+
+
+def toc_docnames(toc: Path = REPO / "_toc.yml") -> list[str]:
+    """Every document ``_toc.yml`` lists, root first, in reading order (globs expanded)."""
+    site_map = parse_toc_yaml(toc)
+    root = toc.parent
+    names: list[str] = []
+
+    def visit(docname: str) -> None:
+        names.append(docname)
+        for tree in site_map[docname].subtrees:
+            visit_tree(tree)
+
+    def visit_tree(tree: TocTree) -> None:
+        for item in tree.items:
+            if isinstance(item, UrlItem):
+                continue
+            if isinstance(item, GlobItem):
+                matches = sorted({str(p.relative_to(root).with_suffix(""))
+                                  for s in SOURCE_SUFFIXES for p in root.glob(str(item) + s)})
+                for docname in matches:
+                    if docname not in names:
+                        names.append(docname)
+                continue
+            visit(str(item))
+
+    visit(site_map.root.docname)
+    return names
+
+
+def source_path(docname: str, root: Path = REPO) -> Path:
+    """The source file (.md or .ipynb) of ``docname``."""
+    for suffix in SOURCE_SUFFIXES:
+        path = root / (docname + suffix)
+        if path.exists():
+            return path
+    raise FileNotFoundError(f"no source for {docname!r} under {root} "
+                            f"(tried {', '.join(SOURCE_SUFFIXES)})")
+
+
+def html_path(docname: str) -> Path:
+    """Where the built site holds the page of ``docname``."""
+    return HTML / (docname + ".html")
+
+
+def glue_json_path(docname: str) -> Path:
+    """The glue data myst-nb extracted from the build's execution of ``docname``."""
+    return EXECUTED / (docname + ".glue.json")
+
+
+def require_site() -> None:
+    """Fail (never skip) when there is no built site to test."""
+    if not (HTML / "index.html").is_file():
+        pytest.fail(f"no built site at {HTML}: run make book first", pytrace=False)
+
+
+def site_pages() -> list[Path]:
+    """Every HTML page of the built site (assets folders excluded)."""
+    return sorted(p for p in HTML.rglob("*.html")
+                  if not any(part in NOT_PAGES for part in p.relative_to(HTML).parts))
+
+
+@dataclass(frozen=True)
+class GlueFigure:
+    """A ``{glue:figure}`` directive in a chapter source."""
+
+    key: str  # the glue key it shows
+    name: str | None  # its :name: option (the figure's id in the HTML), None when missing
+    line: int  # 1-based line of the directive in the source
+
+
+def glue_figures(text: str) -> list[GlueFigure]:
+    """Every ``{glue:figure} KEY`` directive (backtick or colon fence) with its ``:name:``."""
+    lines = text.splitlines()
+    found = []
+    for index, line in enumerate(lines):
+        match = GLUE_FIGURE.match(line.strip())
+        if not match:
+            continue
+        name = None
+        for option_line in lines[index + 1:]:
+            option = OPTION.match(option_line.strip())
+            if not option:
+                break
+            if option["name"] == "name":
+                name = option["value"]
+        found.append(GlueFigure(match["key"], name, index + 1))
+    return found
+
+
+def count_code_cells(text: str) -> int:
+    """Number of ``{code-cell}`` directives in a MyST Markdown source."""
+    return len(CODE_CELL.findall(text))
+
+
+def has_code_cells(docname: str) -> bool:
+    """Whether ``docname`` has code cells (a notebook, or MyST with ``{code-cell}``)."""
+    path = source_path(docname)
+    if path.suffix == ".ipynb":
+        cells = json.loads(path.read_text())["cells"]
+        return any(cell["cell_type"] == "code" for cell in cells)
+    return count_code_cells(path.read_text()) > 0
+
+
+def glue_outputs(outputs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The glued values among a cell's outputs: key -> mime bundle (glue prefix removed)."""
+    glued = {}
+    for output in outputs:
+        info = output.get("metadata", {}).get("scrapbook")
+        if not info:
+            continue
+        prefix = info.get("mime_prefix", "")
+        glued[info["name"]] = {mime[len(prefix):]: value
+                               for mime, value in output.get("data", {}).items()}
+    return glued
+
+
+@cache
+def parse_html(path: Path) -> BeautifulSoup:
+    """The parsed HTML of ``path`` (cached: the site does not change during a test run)."""
+    return BeautifulSoup(path.read_text(encoding="utf-8"), "html.parser")
+
+
+def is_remote(url: str) -> bool:
+    """Whether ``url`` points off the site (has a scheme other than data/mailto, or a host)."""
+    parts = urlsplit(url.strip())
+    return bool(parts.netloc) or parts.scheme not in ("", "data", "mailto", "javascript")
+
+
+def resolve_local(page: Path, url: str) -> tuple[Path, str]:
+    """The file and fragment a relative ``url`` on ``page`` points to."""
+    parts = urlsplit(url.strip())
+    target = page if not parts.path else (page.parent / unquote(parts.path))
+    if parts.path.endswith("/") or target.is_dir():
+        target = target / "index.html"
+    return target.resolve(), unquote(parts.fragment)
+
+
+def element_ids(path: Path) -> set[str]:
+    """Every id (and legacy ``<a name>``) in an HTML file: what a #fragment may point to."""
+    soup = parse_html(path)
+    ids = {tag["id"] for tag in soup.find_all(id=True)}
+    ids |= {tag["name"] for tag in soup.find_all("a", attrs={"name": True})}
+    return ids
+
+
+def book_config() -> dict[str, Any]:
+    """The book's ``_config.yml``."""
+    return yaml.safe_load((REPO / "_config.yml").read_text())
+
+
+def strip_ansi(text: str) -> str:
+    """``text`` without terminal colour codes."""
+    return ANSI.sub("", text)

@@ -1,0 +1,170 @@
+"""Every page of the built site in headless Chromium: images load, math renders, nothing fails.
+
+The site is served from 127.0.0.1; a request to any other host is recorded and refused, so a page
+that needs the internet fails here. Chromium comes from $CHROMIUM, else tools/find_browser.sh;
+without one the test fails with that script's message (it never skips). Screenshots of every page
+go to _build/screenshots/.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from site_utils import HTML, REPO, SCREENSHOTS, toc_docnames
+
+pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("built_site")]
+HOST = "127.0.0.1"
+LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+               "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+MATH_TIMEOUT_MS = 30_000  # MathJax typesets after the load event
+# TeX errors MathJax renders instead of failing: <mjx-merror> (e.g. "Double exponent") and, from
+# its noundefined extension, an unknown macro shown as red text starting with a backslash (5C).
+TEX_ERRORS_JS = r"""() => [
+  ...Array.from(document.querySelectorAll("mjx-merror"),
+                e => e.getAttribute("data-mjx-error") || "merror"),
+  ...Array.from(document.querySelectorAll(
+      'mjx-mtext[style*="color: red"] > mjx-c.mjx-c5C:first-child'),
+                () => "undefined TeX macro")]"""
+
+
+def chromium_path() -> str:
+    """$CHROMIUM, or what tools/find_browser.sh finds or installs; fail with its message."""
+    path = os.environ.get("CHROMIUM", "")
+    if path and Path(path).is_file() and os.access(path, os.X_OK):
+        return path
+    found = subprocess.run([str(REPO / "tools" / "find_browser.sh"), sys.executable],
+                           capture_output=True, text=True, timeout=900)
+    path = found.stdout.strip().splitlines()[-1] if found.stdout.strip() else ""
+    if found.returncode != 0 or not path:
+        pytest.fail(f"no Chromium for the browser tests:\n{found.stderr}", pytrace=False)
+    return path
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
+        pass
+
+
+@pytest.fixture(scope="module")
+def site_url() -> Iterator[str]:
+    """The built site served over HTTP on 127.0.0.1 (an ephemeral port) while the tests run."""
+    handler = functools.partial(_QuietHandler, directory=str(HTML))
+    server = ThreadingHTTPServer((HOST, 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{HOST}:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    executable = chromium_path()
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable, headless=True,
+                                             chromium_sandbox=False, args=LAUNCH_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@dataclass
+class PageProblems:
+    """What went wrong while a page loaded."""
+
+    console_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    offsite_requests: list[str] = field(default_factory=list)
+
+    def watch(self, page: Page) -> None:
+        page.on("console", lambda m: m.type == "error" and self.console_errors.append(
+            f"{m.text} ({m.location.get('url', '')})"))
+        page.on("pageerror", lambda error: self.console_errors.append(f"uncaught: {error}"))
+        page.on("requestfailed", lambda r: self.failed_requests.append(
+            f"{r.url}: {r.failure}"))
+        page.on("response", lambda r: r.status >= 400 and self.failed_requests.append(
+            f"{r.url}: HTTP {r.status}"))
+
+    def guard(self, page: Page) -> None:
+        """Let requests to 127.0.0.1 (and inline data) through; record and refuse the rest."""
+        def route(route: Any) -> None:
+            url = route.request.url
+            if urlsplit(url).scheme in ("data", "blob") or urlsplit(url).hostname == HOST:
+                route.continue_()
+            else:
+                self.offsite_requests.append(url)
+                route.abort("blockedbyclient")
+        page.route("**/*", route)
+
+
+def _screenshot_path(docname: str) -> Path:
+    return SCREENSHOTS / (docname.replace("/", "__") + ".png")
+
+
+def check_page(browser: Browser, url: str, screenshot: Path) -> dict[str, Any]:
+    """Open ``url``; return what the test asserts on (problems, images, math)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    problems = PageProblems()
+    problems.watch(page)
+    problems.guard(page)
+    try:
+        response = page.goto(url, wait_until="load")
+        math = page.locator(".math").count()
+        if math:
+            try:
+                page.wait_for_function(
+                    "n => document.querySelectorAll('mjx-container').length >= n", arg=math,
+                    timeout=MATH_TIMEOUT_MS)
+            except PlaywrightTimeoutError:
+                pass  # reported below as math that did not render
+        page.wait_for_load_state("networkidle")
+        broken_images = page.evaluate("""async () => {
+            const images = Array.from(document.images);
+            await Promise.all(images.map(i => i.decode().catch(() => null)));
+            return images.filter(i => !(i.complete && i.naturalWidth > 0))
+                         .map(i => i.getAttribute('src'));
+        }""")
+        rendered = page.locator("mjx-container").count()
+        tex_errors = page.evaluate(TEX_ERRORS_JS)
+        screenshot.parent.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(screenshot), full_page=True)
+    finally:
+        context.close()
+    return {"status": response.status if response else None, "math": math,
+            "rendered": rendered, "tex_errors": tex_errors, "broken_images": broken_images,
+            "problems": problems}
+
+
+@pytest.mark.parametrize("docname", toc_docnames())
+def test_page_in_browser(browser: Browser, site_url: str, docname: str) -> None:
+    screenshot = _screenshot_path(docname)
+    result = check_page(browser, f"{site_url}/{docname}.html", screenshot)
+    problems: PageProblems = result["problems"]
+    assert result["status"] == 200
+    assert not problems.offsite_requests, f"requests off the site: {problems.offsite_requests}"
+    assert not problems.failed_requests, f"failed requests: {problems.failed_requests}"
+    assert not problems.console_errors, f"console errors: {problems.console_errors}"
+    assert not result["broken_images"], f"images that did not load: {result['broken_images']}"
+    assert result["rendered"] >= result["math"], \
+        f"MathJax rendered {result['rendered']} of {result['math']} math elements " \
+        f"within {MATH_TIMEOUT_MS / 1000:.0f} s"
+    assert not result["tex_errors"], f"TeX errors: {result['tex_errors']}"
+    assert screenshot.is_file() and screenshot.stat().st_size > 0

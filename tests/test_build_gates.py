@@ -1,0 +1,144 @@
+"""The build command fails loudly on every run, and its execution cache follows the code.
+
+Each test builds a throwaway book (the real _config.yml, a tiny _toc.yml) with exactly the command
+the project uses, ``make -C <repo> book BOOK=<tmp>``.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+from site_utils import CHAPTER_HEADER, REPO, book_config, strip_ansi
+from sphinx.util.matching import get_matching_files
+
+pytestmark = pytest.mark.build
+HEADER = CHAPTER_HEADER
+FAILING_CELL = 'raise RuntimeError("canary: this cell fails on purpose")'
+PASSING_CELL = 'print("canary: " + "this cell passes")'
+BAD_REFERENCE = "See {numref}`fig-canary-missing`."
+
+
+def _book(root: Path, chapter: str) -> Path:
+    """A throwaway book in ``root``: the real config, a landing page and one chapter."""
+    (root / "book").mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "_config.yml", root / "_config.yml")
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/index\n"
+                                   "chapters:\n- file: book/01_canary\n")
+    (root / "book" / "index.md").write_text("# Canary book\n\nA throwaway book.\n")
+    (root / "book" / "01_canary.md").write_text(HEADER + chapter)
+    return root
+
+
+def _chapter(cell: str, prose: str = "") -> str:
+    return f"# Canary\n\n{prose}\n\n```{{code-cell}} ipython3\n{cell}\n```\n"
+
+
+def _build(book: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(["make", "-C", str(REPO), "book", f"BOOK={book}", *extra],
+                            capture_output=True, text=True, timeout=600)
+    result.stdout = strip_ansi(result.stdout + result.stderr)
+    return result
+
+
+def test_failing_cell_fails_every_build(tmp_path: Path) -> None:
+    """A raising cell fails the first build AND the second one (the cache must not hide it)."""
+    book = _book(tmp_path, _chapter(FAILING_CELL))
+    for attempt in ("first", "second"):
+        result = _build(book)
+        assert result.returncode != 0, f"{attempt} build passed a failing chapter:\n" \
+                                       + result.stdout[-3000:]
+        assert "RuntimeError" in result.stdout, f"{attempt} build does not name the error"
+        assert "canary: this cell fails on purpose" in result.stdout
+    # the control: the same book with the cell fixed builds, so the failures were the fault's
+    (book / "book" / "01_canary.md").write_text(HEADER + _chapter(PASSING_CELL))
+    result = _build(book)
+    assert result.returncode == 0, result.stdout[-3000:]
+    page = (book / "_build" / "html" / "book" / "01_canary.html").read_text()
+    assert "canary: this cell passes" in page
+
+
+def test_warning_fails_every_build(tmp_path: Path) -> None:
+    """A broken cross-reference (a warning under -W) fails the first and the second build."""
+    book = _book(tmp_path, f"# Canary\n\n{BAD_REFERENCE}\n")
+    for attempt in ("first", "second"):
+        result = _build(book)
+        assert result.returncode != 0, f"{attempt} build passed a broken reference:\n" \
+                                       + result.stdout[-3000:]
+        assert "undefined label: 'fig-canary-missing'" in result.stdout, \
+            f"{attempt} build does not name the warning"
+    (book / "book" / "01_canary.md").write_text(HEADER + "# Canary\n\nNo references.\n")
+    result = _build(book)
+    assert result.returncode == 0, result.stdout[-3000:]
+
+
+def test_cache_skips_unchanged_chapters_and_follows_the_code(tmp_path: Path) -> None:
+    """Unchanged: no re-execution. Code changed (CACHE_INPUTS): re-executed, new value shown."""
+    code = tmp_path / "code"
+    code.mkdir()
+    module = code / "canary_value.py"
+    module.write_text("VALUE = 41\n")
+    counter = tmp_path / "executions.txt"
+    cell = textwrap.dedent(f"""\
+        import sys
+        sys.path.insert(0, {str(code)!r})
+        import canary_value
+        from transformer_course.notebook import glue_number
+        with open({str(counter)!r}, "a") as log:
+            log.write("executed\\n")
+        glue_number("canary-value", canary_value.VALUE * 1000 + 7)""")
+    book = _book(tmp_path / "book_root", _chapter(cell, "Value: {glue:text}`canary-value`."))
+    page = book / "_build" / "html" / "book" / "01_canary.html"
+    inputs = f"CACHE_INPUTS={code}"
+
+    first = _build(book, inputs)
+    assert first.returncode == 0, first.stdout[-3000:]
+    assert counter.read_text().count("executed") == 1
+    assert "41007" in page.read_text()
+
+    second = _build(book, inputs)
+    assert second.returncode == 0, second.stdout[-3000:]
+    assert counter.read_text().count("executed") == 1, "an unchanged chapter was re-executed"
+    assert "Executing notebook" not in second.stdout
+    assert "Using cached notebook" in second.stdout
+    assert "41007" in page.read_text()
+
+    module.write_text("VALUE = 42\n")
+    third = _build(book, inputs)
+    assert third.returncode == 0, third.stdout[-3000:]
+    assert "cache_guard: code changed" in third.stdout
+    assert counter.read_text().count("executed") == 2, "changed code did not re-execute"
+    assert "42007" in page.read_text() and "41007" not in page.read_text()
+
+
+def test_default_cache_inputs_include_the_package_code() -> None:
+    """`make book` guards the cache with code/ (and the pins) unless told otherwise."""
+    dry = subprocess.run(["make", "-n", "-C", str(REPO), "book"], capture_output=True,
+                         text=True, timeout=60)
+    assert dry.returncode == 0, dry.stderr
+    (line,) = [line for line in dry.stdout.splitlines() if "cache_guard.py" in line]
+    arguments = line.split("cache_guard.py", 1)[1].split()
+    assert arguments[0].endswith("_build/.jupyter_cache")
+    assert {"code", "requirements.txt", "pyproject.toml"} <= set(arguments[1:])
+
+
+def _pages_sphinx_would_read(root: Path) -> list[str]:
+    patterns = book_config()["exclude_patterns"]
+    return [path for path in get_matching_files(root, exclude_patterns=patterns)
+            if path.endswith((".md", ".ipynb"))]
+
+
+def test_sphinx_sees_only_the_book_folder(tmp_path: Path) -> None:
+    """exclude_patterns hide every Markdown/notebook outside book/ (caches, README, tests...)."""
+    stray = [path for path in _pages_sphinx_would_read(REPO) if not path.startswith("book/")]
+    assert not stray, f"Sphinx would read these as pages: {stray}"
+    litter = [".pytest_cache/README.md", ".hidden/x.md", "book/.ipynb_checkpoints/a.ipynb",
+              "book/.hidden/b.md", "code/c.md", "tests/d.md", "notebooks/e.ipynb", "README.md",
+              "_build/jupyter_execute/book/f.ipynb", ".venv/lib/g.md"]
+    for path in [*litter, "book/index.md"]:
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("# page\n")
+    assert _pages_sphinx_would_read(tmp_path) == ["book/index.md"]

@@ -1,0 +1,237 @@
+"""Chapter set-up and glue helpers: what reaches myst-nb, determinism, seeding, bad input."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import random
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+from myst_nb.ext import glue as myst_glue
+from transformer_course import notebook
+from transformer_course.notebook import (
+    TIMED_SUFFIX,
+    figure_png,
+    glue_figure,
+    glue_number,
+    glue_table,
+    plain_number,
+    seed_everything,
+    setup_notebook,
+)
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+GLUE_PREFIX = "application/papermill.record/"
+
+
+@pytest.fixture
+def published(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """What myst_nb.glue hands to IPython's display (captured instead of displayed)."""
+    calls: list[dict[str, Any]] = []
+
+    def capture(data: dict[str, Any], raw: bool = False, metadata: Any = None) -> None:
+        calls.append({"data": data, "raw": raw, "metadata": metadata})
+
+    monkeypatch.setattr(myst_glue, "ipy_display", capture)
+    return calls
+
+
+@pytest.fixture
+def restore_global_state(monkeypatch: pytest.MonkeyPatch):
+    """Undo what setup_notebook changes process-wide (threads, determinism, styles)."""
+    threads = torch.get_num_threads()
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    printoptions = np.get_printoptions()
+    monkeypatch.setenv("PYTHONHASHSEED", os.environ.get("PYTHONHASHSEED", "0"))
+    with matplotlib.rc_context():
+        yield
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(deterministic)
+    np.set_printoptions(**printoptions)
+
+
+def _figure(seed: int = 0) -> matplotlib.figure.Figure:
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.plot(np.random.default_rng(seed).normal(size=20))
+    ax.set_title("test")
+    return fig
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (np.float64(0.25), 0.25), (np.float32(0.5), 0.5), (np.int64(7), 7), (np.int8(-3), -3),
+    (np.array(1.5), 1.5), (np.array([2]), 2), (torch.tensor(0.75), 0.75), (torch.tensor(4), 4),
+    (torch.tensor([[3.0]]), 3.0), (5, 5), (2.5, 2.5),
+])
+def test_glue_number_glues_a_plain_python_number(value: Any, expected: float,
+                                                 published: list[dict[str, Any]]) -> None:
+    result = glue_number("ch0-number", value)
+    assert result == expected and type(result) is type(expected)
+    (call,) = published
+    assert call["metadata"]["scrapbook"] == {"name": "ch0-number", "mime_prefix": GLUE_PREFIX}
+    assert call["data"] == {GLUE_PREFIX + "text/plain": repr(expected)}  # no "np.float64(...)"
+
+
+@pytest.mark.parametrize(("value", "error"), [
+    (np.zeros(2), ValueError), (torch.ones(2, 2), ValueError), (np.array([]), ValueError),
+    ("0.5", TypeError), (None, TypeError), (True, TypeError), (np.bool_(True), TypeError),
+    (1 + 2j, TypeError), ([1.0], TypeError),
+])
+def test_glue_number_rejects_non_numbers(value: Any, error: type[Exception],
+                                         published: list[dict[str, Any]]) -> None:
+    with pytest.raises(error, match="value"):
+        glue_number("ch0-number", value)
+    assert not published
+
+
+@pytest.mark.parametrize("key", ["", "has space", "a:b", 3, None, "tab\there"])
+def test_glue_helpers_reject_bad_keys(key: Any, published: list[dict[str, Any]]) -> None:
+    with pytest.raises(ValueError, match="key"):
+        glue_number(key, 1.0)
+    with pytest.raises(ValueError, match="key"):
+        glue_figure(key, _figure())
+    with pytest.raises(ValueError, match="key"):
+        glue_table(key, pd.DataFrame({"a": [1]}))
+    assert not published
+    plt.close("all")
+
+
+def test_glue_figure_glues_a_png_mime_bundle(published: list[dict[str, Any]]) -> None:
+    fig = _figure()
+    glue_figure("ch0-fig", fig)
+    (call,) = published
+    assert call["metadata"]["scrapbook"]["name"] == "ch0-fig"
+    assert set(call["data"]) >= {GLUE_PREFIX + "image/png"}
+    assert not any("Figure size" in str(v) for v in call["data"].values())
+    png = call["data"][GLUE_PREFIX + "image/png"]
+    png = png if isinstance(png, bytes) else base64.b64decode(png)
+    assert png.startswith(PNG_SIGNATURE)
+    assert not plt.fignum_exists(fig.number), "glue_figure must close the figure"
+
+
+def test_glue_figure_rejects_non_figures(published: list[dict[str, Any]]) -> None:
+    with pytest.raises(TypeError, match="fig"):
+        glue_figure("ch0-fig", np.zeros((4, 4)))
+    fig, ax = plt.subplots()
+    with pytest.raises(TypeError, match="fig"):
+        glue_figure("ch0-fig", ax)
+    plt.close(fig)
+    assert not published
+
+
+def test_figure_png_is_deterministic() -> None:
+    first, second = figure_png(_figure(1)), figure_png(_figure(1))
+    assert first.startswith(PNG_SIGNATURE)
+    assert first == second
+    assert figure_png(_figure(2)) != first  # the bytes do depend on the content
+
+
+def test_glue_table_accepts_frames_and_stylers(published: list[dict[str, Any]]) -> None:
+    frame = pd.DataFrame({"h": [1, 8], "d_k": [512, 64]})
+    glue_table("ch0-table", frame)
+    glue_table("ch0-styled", frame.style.format("{:d}"))
+    assert [c["metadata"]["scrapbook"]["name"] for c in published] == ["ch0-table", "ch0-styled"]
+    for call in published:
+        assert "<table" in call["data"][GLUE_PREFIX + "text/html"]
+
+
+@pytest.mark.parametrize("table", [[1, 2], np.zeros((2, 2)), {"a": [1]}, "table"])
+def test_glue_table_rejects_non_frames(table: Any, published: list[dict[str, Any]]) -> None:
+    with pytest.raises(TypeError, match="table"):
+        glue_table("ch0-table", table)
+    assert not published
+
+
+def test_glue_helpers_in_a_real_ipython_shell(tmp_path: Path) -> None:
+    """End to end in a fresh interpreter with an IPython shell: what a kernel would publish."""
+    script = textwrap.dedent("""
+        import base64, json
+        import matplotlib.pyplot as plt, pandas as pd
+        from IPython.core.interactiveshell import InteractiveShell
+        from IPython.utils.capture import capture_output
+        from transformer_course.notebook import glue_figure, glue_number, glue_table
+        InteractiveShell.instance()
+        with capture_output() as captured:
+            glue_number("n", __import__("numpy").float64(0.5))
+            fig, ax = plt.subplots(); ax.plot([0, 1])
+            glue_figure("f", fig)
+            glue_table("t", pd.DataFrame({"a": [1]}))
+        print(json.dumps([{"name": o.metadata["scrapbook"]["name"], "mimes": sorted(o.data),
+                           "text": o.data.get("application/papermill.record/text/plain")}
+                          for o in captured.outputs]))
+    """)
+    env = dict(os.environ, IPYTHONDIR=str(tmp_path / "ipython"), MPLBACKEND="Agg")
+    env.pop("PYTHONPATH", None)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    outputs = json.loads(result.stdout.strip().splitlines()[-1])
+    assert [o["name"] for o in outputs] == ["n", "f", "t"]
+    assert outputs[0]["text"] == "0.5"
+    assert GLUE_PREFIX + "image/png" in outputs[1]["mimes"]
+    assert GLUE_PREFIX + "text/html" in outputs[2]["mimes"]
+
+
+def test_plain_number_matches_glue_number() -> None:
+    assert plain_number(np.float64(1.25)) == 1.25 and type(plain_number(np.int32(2))) is int
+
+
+def test_timed_suffix_is_the_documented_one() -> None:
+    assert TIMED_SUFFIX == "-timed" and "ch1-rnn-ms-timed".endswith(TIMED_SUFFIX)
+
+
+def _draw() -> tuple[float, float, list[float]]:
+    return random.random(), float(np.random.rand()), torch.rand(3).tolist()
+
+
+@pytest.mark.usefixtures("restore_global_state")
+def test_setup_notebook_seeds_every_generator() -> None:
+    setup_notebook(seed=3)
+    first = _draw()
+    setup_notebook(seed=3)
+    assert _draw() == first
+    setup_notebook(seed=4)
+    different = _draw()
+    assert all(a != b for a, b in zip(different[:2], first[:2], strict=True))
+    assert different[2] != first[2]
+
+
+@pytest.mark.usefixtures("restore_global_state")
+def test_setup_notebook_fixes_threads_determinism_and_style() -> None:
+    setup_notebook(threads=1)
+    assert torch.get_num_threads() == 1
+    assert torch.are_deterministic_algorithms_enabled()
+    assert os.environ["PYTHONHASHSEED"] == str(notebook.DEFAULT_SEED)
+    assert matplotlib.rcParams["figure.dpi"] == notebook.FIGURE_DPI
+    setup_notebook()
+    assert torch.get_num_threads() == notebook.DEFAULT_THREADS
+
+
+@pytest.mark.usefixtures("restore_global_state")
+@pytest.mark.parametrize(("kwargs", "error", "name"), [
+    ({"threads": 0}, ValueError, "threads"), ({"threads": -2}, ValueError, "threads"),
+    ({"threads": 1.5}, TypeError, "threads"), ({"threads": "2"}, TypeError, "threads"),
+    ({"threads": True}, TypeError, "threads"), ({"seed": -1}, ValueError, "seed"),
+    ({"seed": 1.5}, ValueError, "seed"), ({"seed": "0"}, ValueError, "seed"),
+    ({"seed": False}, ValueError, "seed"),
+])
+def test_setup_notebook_rejects_bad_arguments(kwargs: dict[str, Any], error: type[Exception],
+                                              name: str) -> None:
+    with pytest.raises(error, match=name):
+        setup_notebook(**kwargs)
+
+
+def test_seed_everything_rejects_bad_seeds() -> None:
+    for seed in (-1, 0.0, None, True):
+        with pytest.raises(ValueError, match="seed"):
+            seed_everything(seed)
