@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -45,6 +46,19 @@ kernelspec:
   name: python3
 ---
 """  # the front matter every chapter starts with (common conventions)
+
+
+def throwaway_book(root: Path, chapter: str, name: str = "01_canary") -> Path:
+    """A throwaway book in ``root``: the real config (and its local extensions), a landing page
+    and one chapter ``book/<name>.md`` whose body (after the jupytext header) is ``chapter``."""
+    (root / "book").mkdir(parents=True, exist_ok=True)
+    shutil.copy(REPO / "_config.yml", root / "_config.yml")
+    (root / "tools").symlink_to(REPO / "tools")  # _config.yml's local Sphinx extensions
+    (root / "_toc.yml").write_text("format: jb-book\nroot: book/index\n"
+                                   f"chapters:\n- file: book/{name}\n")
+    (root / "book" / "index.md").write_text("# A throwaway book\n\nBuilt by a test.\n")
+    (root / "book" / f"{name}.md").write_text(CHAPTER_HEADER + chapter)
+    return root
 
 
 def toc_docnames(toc: Path = REPO / "_toc.yml") -> list[str]:

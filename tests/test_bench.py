@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from site_utils import throwaway_book
 
 from bench.__main__ import main, toc_pages
 from bench.attention_bench import PATHS, attention_flops
@@ -20,21 +21,11 @@ from bench.stats import Budget, Summary, format_table
 
 REPO = Path(__file__).resolve().parent.parent
 
-CHAPTER = """---
-jupytext:
-  text_representation:
-    extension: .md
-    format_name: myst
-kernelspec:
-  display_name: Python 3
-  language: python
-  name: python3
----
-# Tiny
+CHAPTER = """# Tiny
 
 ```{code-cell} ipython3
 import sys
-sys.path.insert(0, "code")
+sys.path.insert(0, "../code")
 import tiny
 print(tiny.VALUE)
 ```
@@ -66,14 +57,9 @@ def test_executed_chapters_parses_build_log():
 
 @pytest.mark.build
 def test_quick_run_of_every_section(tmp_path, capsys):
-    book = tmp_path / "book"
-    (book / "code").mkdir(parents=True)
+    book = throwaway_book(tmp_path / "book", CHAPTER, name="tiny")
+    (book / "code").mkdir()
     (book / "code" / "tiny.py").write_text("VALUE = 1\n")
-    (book / "_config.yml").write_text((REPO / "_config.yml").read_text())
-    (book / "tools").symlink_to(REPO / "tools")  # the config's local Sphinx extension
-    (book / "_toc.yml").write_text("format: jb-book\nroot: index\nchapters:\n- file: tiny\n")
-    (book / "index.md").write_text("# Index\n\nA throwaway book for the benchmark smoke test.\n")
-    (book / "tiny.md").write_text(CHAPTER)
     out = tmp_path / "results.json"
     sections = "book,attention,site" + (",training" if _has_training() else "")
     code = main(["--quick", "--repeats", "1", "--only", sections, "--book", str(book),
@@ -90,7 +76,7 @@ def test_quick_run_of_every_section(tmp_path, capsys):
     assert all(r["median"] > 0 and r["gflops"] > 0 for r in rows)
     assert all(r["ratio_to_sdpa"] == 1.0 for r in rows if r["path"] == "sdpa")
     pages = {p["page"]: p for p in results["site"]["pages"]}
-    assert set(pages) == set(toc_pages(book)) == {"index", "tiny"}
+    assert set(pages) == set(toc_pages(book)) == {"book/index", "book/tiny"}
     assert all(p["own_bytes"] >= p["html_bytes"] > 0 for p in pages.values())
     printed = capsys.readouterr().out
     assert "Budgets" in printed and render(results) in printed

@@ -6,13 +6,12 @@ the project uses, ``make -C <repo> book BOOK=<tmp>``.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import textwrap
 from pathlib import Path
 
 import pytest
-from site_utils import CHAPTER_HEADER, REPO, book_config, strip_ansi
+from site_utils import CHAPTER_HEADER, REPO, book_config, strip_ansi, throwaway_book
 from sphinx.util.matching import get_matching_files
 
 pytestmark = pytest.mark.build
@@ -20,17 +19,6 @@ HEADER = CHAPTER_HEADER
 FAILING_CELL = 'raise RuntimeError("canary: this cell fails on purpose")'
 PASSING_CELL = 'print("canary: " + "this cell passes")'
 BAD_REFERENCE = "See {numref}`fig-canary-missing`."
-
-
-def _book(root: Path, chapter: str) -> Path:
-    """A throwaway book in ``root``: the real config, a landing page and one chapter."""
-    (root / "book").mkdir(parents=True, exist_ok=True)
-    shutil.copy(REPO / "_config.yml", root / "_config.yml")
-    (root / "_toc.yml").write_text("format: jb-book\nroot: book/index\n"
-                                   "chapters:\n- file: book/01_canary\n")
-    (root / "book" / "index.md").write_text("# Canary book\n\nA throwaway book.\n")
-    (root / "book" / "01_canary.md").write_text(HEADER + chapter)
-    return root
 
 
 def _chapter(cell: str, prose: str = "") -> str:
@@ -46,7 +34,7 @@ def _build(book: Path, *extra: str) -> subprocess.CompletedProcess[str]:
 
 def test_failing_cell_fails_every_build(tmp_path: Path) -> None:
     """A raising cell fails the first build AND the second one (the cache must not hide it)."""
-    book = _book(tmp_path, _chapter(FAILING_CELL))
+    book = throwaway_book(tmp_path, _chapter(FAILING_CELL))
     for attempt in ("first", "second"):
         result = _build(book)
         assert result.returncode != 0, f"{attempt} build passed a failing chapter:\n" \
@@ -63,7 +51,7 @@ def test_failing_cell_fails_every_build(tmp_path: Path) -> None:
 
 def test_warning_fails_every_build(tmp_path: Path) -> None:
     """A broken cross-reference (a warning under -W) fails the first and the second build."""
-    book = _book(tmp_path, f"# Canary\n\n{BAD_REFERENCE}\n")
+    book = throwaway_book(tmp_path, f"# Canary\n\n{BAD_REFERENCE}\n")
     for attempt in ("first", "second"):
         result = _build(book)
         assert result.returncode != 0, f"{attempt} build passed a broken reference:\n" \
@@ -90,7 +78,8 @@ def test_cache_skips_unchanged_chapters_and_follows_the_code(tmp_path: Path) -> 
         with open({str(counter)!r}, "a") as log:
             log.write("executed\\n")
         glue_number("canary-value", canary_value.VALUE * 1000 + 7)""")
-    book = _book(tmp_path / "book_root", _chapter(cell, "Value: {glue:text}`canary-value`."))
+    prose = "Value: {glue:text}`canary-value`."
+    book = throwaway_book(tmp_path / "book_root", _chapter(cell, prose))
     page = book / "_build" / "html" / "book" / "01_canary.html"
     inputs = f"CACHE_INPUTS={code}"
 

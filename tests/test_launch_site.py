@@ -149,8 +149,9 @@ def test_restore_cached_outputs_merges_the_cache_into_both_files(tmp_path: Path)
         assert launch_site.notebook_download_problem(path) == ""
         cell = nbformat.read(path, as_version=4).cells[1]
         assert cell.outputs[0]["data"]["text/plain"] == "2"
-    # Already executed: nothing to do. Another mode, or no cache record: left as it is.
-    assert launch_site.restore_cached_outputs(fake_app(build, ""), "book/nb") is False
+    # Merging again changes nothing. Another mode, or no cache record: left as it is.
+    assert launch_site.restore_cached_outputs(fake_app(build, ""), "book/nb") is True
+    assert nbformat.read(paths[1], as_version=4).cells[1].outputs[0]["data"]["text/plain"] == "2"
     for path in paths:
         nbformat.write(fresh, path)
     assert launch_site.restore_cached_outputs(fake_app(build, "", "force"), "book/nb") is False

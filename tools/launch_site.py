@@ -10,8 +10,10 @@ Two jobs, both generic over the chapters in ``_toc.yml``:
   notebook that MyST-NB executed (``_build/jupyter_execute/<page>.ipynb``) into
   ``_sources/<page>.ipynb`` and adds it to the page's download menu whenever a launch button is
   configured. MyST-NB 1.4 writes that file without outputs when the page's outputs come from the
-  jupyter-cache rather than a fresh execution, so at the end of the build this merges the cached
-  outputs back into both files (as MyST-NB does for the page itself), then checks, page by page,
+  jupyter-cache rather than a fresh execution, and without the glued outputs (``display=False``)
+  even after a fresh one, so a reader's download would lack the chapter's numbers and figures. At
+  the end of the build this merges the cached outputs, glued ones included, back into both files
+  (as MyST-NB does for the page itself), then checks, page by page,
   that the download exists, is valid nbformat and was executed; a missing or unexecuted one is a
   warning, so ``-W`` fails the build.
 """
@@ -59,7 +61,7 @@ def notebook_pages(app: Sphinx) -> list[str]:
 def restore_cached_outputs(app: Sphinx, page: str) -> bool:
     """Merge the jupyter-cache's outputs into ``page``'s executed notebook and its download.
 
-    Returns True when a notebook was rewritten (it had no executed code cells and the cache
+    Returns True when the notebooks were rewritten (the build ran in cache mode and the cache
     holds the page's outputs).
 
     Args:
@@ -69,7 +71,7 @@ def restore_cached_outputs(app: Sphinx, page: str) -> bool:
     download = Path(app.outdir) / "_sources" / f"{page}.ipynb"
     executed = Path(app.outdir).parent / "jupyter_execute" / f"{page}.ipynb"
     source = download if download.is_file() else executed
-    if "no executed code cells" not in notebook_download_problem(source):
+    if not source.is_file():
         return False
     config = getattr(app.env, "mystnb_config", None)
     if config is None or config.execution_mode != "cache":
