@@ -10,6 +10,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from transformer_course.checks import (
     check_array,
     check_broadcastable,

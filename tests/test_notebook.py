@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 import torch
 from myst_nb.ext import glue as myst_glue
+
 from transformer_course import notebook
 from transformer_course.notebook import (
     TIMED_SUFFIX,

@@ -29,6 +29,7 @@ from site_utils import (
     source_path,
     toc_docnames,
 )
+
 from transformer_course.notebook import TIMED_SUFFIX
 
 CHAPTERS = [docname for docname in toc_docnames() if has_code_cells(docname)]
