@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+
 from transformer_course import timing
 from transformer_course.timing import Timing, time_call
 
