@@ -26,6 +26,7 @@ def _book(root: Path, chapter: str) -> Path:
     """A throwaway book in ``root``: the real config, a landing page and one chapter."""
     (root / "book").mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO / "_config.yml", root / "_config.yml")
+    (root / "tools").symlink_to(REPO / "tools")  # the config's local Sphinx extensions live here
     (root / "_toc.yml").write_text("format: jb-book\nroot: book/index\n"
                                    "chapters:\n- file: book/01_canary\n")
     (root / "book" / "index.md").write_text("# Canary book\n\nA throwaway book.\n")
