@@ -19,6 +19,7 @@ from transformer_course.head_specialisation import (
     evaluate_lookup_model,
     lookup_shares,
     make_lookup_batch,
+    token_labels,
     train_lookup_model,
 )
 
@@ -196,3 +197,24 @@ def test_check_lookup_targets_rejects_bad_input() -> None:
                              torch.zeros(1, 4, dtype=torch.long))
     with pytest.raises(TypeError, match="task"):
         check_lookup_targets(None, torch.zeros(1, 4), torch.zeros(1, 4))
+
+
+def test_token_labels_star_the_marked_token() -> None:
+    task = LookupTask(num_values=4, seq_len=5)
+    assert token_labels(task, torch.tensor([0, 3, 6, 1, 2])) == ["0", "3", "2*", "1", "2"]
+    batch = make_lookup_batch(task, 3, torch.Generator().manual_seed(0))
+    for row, anchor in zip(batch.tokens, batch.anchors.tolist(), strict=True):
+        labels = token_labels(task, row)
+        assert [i for i, label in enumerate(labels) if label.endswith("*")] == [anchor]
+
+
+def test_token_labels_reject_bad_input() -> None:
+    task = LookupTask(num_values=4, seq_len=5)
+    with pytest.raises(TypeError, match="task"):
+        token_labels(None, torch.tensor([0, 1]))
+    with pytest.raises(ValueError, match="tokens"):
+        token_labels(task, torch.zeros(2, 3, dtype=torch.long))
+    with pytest.raises(TypeError, match="tokens"):
+        token_labels(task, torch.tensor([0.0, 1.0]))
+    with pytest.raises(ValueError, match="tokens"):
+        token_labels(task, torch.tensor([0, 8]))

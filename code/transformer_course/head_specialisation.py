@@ -243,6 +243,23 @@ def lookup_shares(weights: torch.Tensor | np.ndarray, anchors: torch.Tensor | np
     return np.stack([on_prev[keep].mean(0), on_anchor[keep].mean(0)], axis=1)  # (h, 2)
 
 
+def token_labels(task: LookupTask, tokens: torch.Tensor) -> list[str]:
+    """Readable labels for one sequence of ids: the value, with a star on the marked token.
+
+    Args:
+        tokens: (T,) ids in 0..2V-1.
+    """
+    if not isinstance(task, LookupTask):
+        raise TypeError(f"task must be a LookupTask; got {type(task).__name__}")
+    check_array("tokens", tokens, kind=torch.Tensor, ndim=1, shape="(T,)")
+    if tokens.is_floating_point() or tokens.dtype == torch.bool:
+        raise TypeError(f"tokens must hold integer ids; got dtype {tokens.dtype}")
+    V = task.num_values
+    if tokens.numel() and (tokens.min() < 0 or tokens.max() >= task.vocab_size):
+        raise ValueError(f"tokens must be ids in [0, {task.vocab_size}); got {tokens.tolist()}")
+    return [f"{v - V}*" if v >= V else str(v) for v in tokens.tolist()]
+
+
 def check_lookup_targets(task: LookupTask, tokens: torch.Tensor, targets: torch.Tensor) -> None:
     """Check targets against the task's rule, one position at a time; raise AssertionError if not.
 

@@ -28,8 +28,9 @@ def time_call(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 1,
               clock: Callable[[], float] | None = None) -> Timing:
     """Time ``fn()`` ``repeats`` times after ``warmup`` untimed calls.
 
-    ``clock`` defaults to wall-clock time (``time.perf_counter``); ``time.process_time`` measures the CPU time of the
-    process instead, which excludes time spent waiting for other programs on a busy machine.
+    ``clock`` defaults to wall-clock time (``time.perf_counter``); ``time.process_time`` measures
+    the CPU time of the process instead, which excludes time spent waiting for other programs on
+    a busy machine.
     """
     if not callable(fn):
         raise TypeError(f"fn must be callable; got {type(fn).__name__}")
