@@ -57,7 +57,8 @@ def model_step_function(model: Any, src: torch.Tensor,
         mask = None if src_mask is None else src_mask[source_index]  # (N, 1, S)
         hidden = model.decode(prefix, memory[source_index], mask)  # (N, t, d_model), causal
         logits = model.project(hidden[:, -1:])[:, 0]  # (N, V)
-        return torch.log_softmax(logits.float(), dim=-1)
+        return torch.log_softmax(logits, dim=-1, dtype=torch.promote_types(logits.dtype,
+                                                                           torch.float32))
 
     return step
 

@@ -115,6 +115,10 @@ def glue_table(key: str, table: Any) -> None:
     from myst_nb import glue
 
     _check_key(key)
-    if not isinstance(table, pd.DataFrame | pd.io.formats.style.Styler):
-        raise TypeError(f"table must be a pandas DataFrame or Styler; got {type(table).__name__}")
+    if not isinstance(table, pd.DataFrame):
+        from pandas.io.formats.style import Styler  # not loaded by "import pandas" in pandas 3
+
+        if not isinstance(table, Styler):
+            raise TypeError(f"table must be a pandas DataFrame or Styler; "
+                            f"got {type(table).__name__}")
     glue(key, table, display=False)

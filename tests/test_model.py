@@ -1,0 +1,405 @@
+"""Tests for transformer_course.model: configuration, structure, masks, counts, bad input."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from transformer_course.masks import (
+    causal_mask,
+    decoder_self_attention_mask,
+    padding_mask_from_tokens,
+)
+from transformer_course.model import (
+    DecoderLayer,
+    Embeddings,
+    EncoderLayer,
+    PositionwiseFeedForward,
+    Transformer,
+    TransformerConfig,
+    build_model,
+    count_parameters,
+)
+
+SMALL = dict(d_model=16, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=24,
+             max_len=12)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models run fastest on one thread; two threads on a busy 2-core machine crawl."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def small(src_vocab: int = 23, tgt_vocab: int = 29, **kw) -> Transformer:
+    torch.manual_seed(0)
+    config = TransformerConfig(src_vocab, tgt_vocab, **{**SMALL, "dropout": 0.0, **kw})
+    return build_model(config).double().eval()
+
+
+@functools.cache
+def shared_small() -> Transformer:
+    """One default small model for the property tests, which only read it."""
+    return small()
+
+
+# ------------------------------------------------------------------------------ configuration
+@pytest.mark.parametrize("field", ["src_vocab_size", "tgt_vocab_size", "d_model", "num_heads",
+                                   "num_encoder_layers", "num_decoder_layers", "d_ff", "max_len"])
+@pytest.mark.parametrize("value", [0, -3])
+def test_config_rejects_non_positive_sizes(field, value):
+    kw = {"src_vocab_size": 10, "tgt_vocab_size": 10, **SMALL, field: value}
+    with pytest.raises(ValueError, match=field):
+        TransformerConfig(**kw)
+
+
+def test_config_rejects_non_int_size():
+    with pytest.raises(TypeError, match="d_ff"):
+        TransformerConfig(10, 10, d_ff=32.0)
+
+
+def test_config_rejects_heads_not_dividing_width():
+    with pytest.raises(ValueError, match="d_model must be divisible by num_heads"):
+        TransformerConfig(10, 10, d_model=30, num_heads=4)
+
+
+@pytest.mark.parametrize("p", [1.0, -0.1, 1.5])
+def test_config_rejects_dropout_outside_unit_interval(p):
+    with pytest.raises(ValueError, match="dropout"):
+        TransformerConfig(10, 10, dropout=p)
+
+
+def test_config_rejects_unknown_positional_kind():
+    with pytest.raises(ValueError, match="positional"):
+        TransformerConfig(10, 10, positional="rotary")
+
+
+@pytest.mark.parametrize("pad_id", [-1, 10, 12])
+def test_config_rejects_pad_id_outside_vocabularies(pad_id):
+    with pytest.raises(ValueError, match="pad_id"):
+        TransformerConfig(10, 12, pad_id=pad_id)
+
+
+@pytest.mark.parametrize("field", ["norm_first", "share_embeddings", "scaled_attention",
+                                   "final_norm"])
+def test_config_rejects_non_bool_switches(field):
+    with pytest.raises(TypeError, match=field):
+        TransformerConfig(10, 10, **{field: 1})
+
+
+@pytest.mark.parametrize("eps", [0.0, -1e-5, 2.0, "1e-5"])
+def test_config_rejects_bad_layer_norm_eps(eps):
+    with pytest.raises(ValueError, match="layer_norm_eps"):
+        TransformerConfig(10, 10, layer_norm_eps=eps)
+
+
+def test_config_is_frozen_and_final_norm_defaults_to_norm_first():
+    config = TransformerConfig(10, 10)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.d_model = 8
+    assert not config.has_final_norm
+    assert TransformerConfig(10, 10, norm_first=True).has_final_norm
+    assert TransformerConfig(10, 10, final_norm=True).has_final_norm
+    assert not TransformerConfig(10, 10, norm_first=True, final_norm=False).has_final_norm
+
+
+def test_model_rejects_non_config():
+    with pytest.raises(TypeError, match="config"):
+        Transformer({"src_vocab_size": 10})
+
+
+# ---------------------------------------------------------------------------------- structure
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_final_norm_present_exactly_when_configured(norm_first):
+    model = small(norm_first=norm_first)
+    assert (model.encoder.norm is not None) == norm_first
+    assert (model.decoder.norm is not None) == norm_first
+    assert all(layer.norm_first == norm_first for layer in model.encoder.layers)
+
+
+def test_shared_weights_are_one_tensor_and_stay_shared_after_a_step():
+    model = small(src_vocab=29, tgt_vocab=29)
+    weight = model.tgt_embed.token.weight
+    assert model.output_projection.weight is weight
+    assert model.src_embed.token.weight is weight
+    src = torch.randint(1, 29, (2, 5))
+    model(src, src).pow(2).mean().backward()
+    with torch.no_grad():  # one plain gradient step, in place
+        for p in model.parameters():
+            p -= 0.1 * p.grad
+    assert model.output_projection.weight.data_ptr() == model.src_embed.token.weight.data_ptr()
+
+
+def test_source_embedding_separate_when_vocabularies_differ():
+    model = small(src_vocab=23, tgt_vocab=29)
+    assert model.output_projection.weight is model.tgt_embed.token.weight
+    assert model.src_embed.token.weight is not model.tgt_embed.token.weight
+
+
+def test_no_sharing_when_switched_off():
+    model = small(src_vocab=29, tgt_vocab=29, share_embeddings=False)
+    weights = {id(model.output_projection.weight), id(model.src_embed.token.weight),
+               id(model.tgt_embed.token.weight)}
+    assert len(weights) == 3
+
+
+def test_embeddings_are_scaled_by_sqrt_d_model():
+    model = small(positional="none")
+    ids = torch.tensor([[3, 0, 7]])
+    expected = model.src_embed.token.weight[ids] * math.sqrt(16)
+    torch.testing.assert_close(model.src_embed(ids), expected, rtol=0, atol=1e-12)
+
+
+def test_xavier_init_bounds_and_zero_biases():
+    model = small()
+    w = model.encoder.layers[0].feed_forward.linear1.weight  # (d_ff, d_model)
+    bound = math.sqrt(6 / (16 + 24))
+    assert w.abs().max() <= bound and w.abs().max() > 0.8 * bound
+    assert torch.count_nonzero(model.encoder.layers[0].self_attn.w_q.bias) == 0
+
+
+# ---------------------------------------------------------------------------- parameter count
+def hand_count(V_src: int, V_tgt: int, d: int, d_ff: int, n_enc: int, n_dec: int, *,
+               shared: bool, final_norm: bool, learned_len: int = 0) -> int:
+    attention = 4 * (d * d + d)
+    ffn = d * d_ff + d_ff + d_ff * d + d
+    norm = 2 * d
+    encoder = n_enc * (attention + ffn + 2 * norm) + (norm if final_norm else 0)
+    decoder = n_dec * (2 * attention + ffn + 3 * norm) + (norm if final_norm else 0)
+    if shared:
+        embeddings = V_tgt * d + (0 if V_src == V_tgt else V_src * d)
+    else:
+        embeddings = V_src * d + 2 * V_tgt * d
+    return embeddings + encoder + decoder + 2 * learned_len * d
+
+
+@pytest.mark.parametrize("vocabs", [(23, 29), (29, 29)])
+@pytest.mark.parametrize("shared", [True, False])
+@pytest.mark.parametrize("norm_first", [False, True])
+@pytest.mark.parametrize("positional", ["sinusoidal", "learned", "none"])
+def test_count_equals_hand_formula(vocabs, shared, norm_first, positional):
+    model = small(*vocabs, share_embeddings=shared, norm_first=norm_first, positional=positional)
+    expected = hand_count(*vocabs, 16, 24, 2, 2, shared=shared, final_norm=norm_first,
+                          learned_len=12 if positional == "learned" else 0)
+    assert count_parameters(model) == expected
+
+
+def test_count_skips_frozen_parameters_and_rejects_non_modules():
+    model = small()
+    before = count_parameters(model)
+    model.encoder.layers[0].norm1.weight.requires_grad_(False)
+    assert count_parameters(model) == before - 16
+    with pytest.raises(TypeError, match="model"):
+        count_parameters("a model")
+
+
+@pytest.mark.parametrize(("sizes", "paper"), [
+    (dict(), 65e6),
+    (dict(d_model=1024, num_heads=16, d_ff=4096, dropout=0.3), 213e6),
+])
+def test_paper_base_and_big_counts_within_five_percent(sizes, paper):
+    with torch.device("meta"):
+        model = build_model(TransformerConfig(37000, 37000, **sizes))
+    assert abs(count_parameters(model) / paper - 1) < 0.05
+
+
+# ------------------------------------------------------------------------------------- masks
+@settings(max_examples=25, deadline=None)
+@given(t=st.integers(0, 6), seed=st.integers(0, 2**16))
+def test_decoder_output_at_t_ignores_later_target_tokens(t, seed):
+    model = shared_small()
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(1, 23, (2, 5), generator=g)
+    tgt = torch.randint(1, 29, (2, 7), generator=g)
+    changed = tgt.clone()
+    changed[:, t + 1:] = torch.randint(1, 29, changed[:, t + 1:].shape, generator=g)
+    memory = model.encode(src)
+    a, b = model.decode(tgt, memory), model.decode(changed, memory)  # default mask: causal
+    torch.testing.assert_close(a[:, : t + 1], b[:, : t + 1], rtol=0, atol=1e-12)
+    explicit = model.decode(tgt, memory, tgt_mask=causal_mask(7))
+    torch.testing.assert_close(a, explicit, rtol=0, atol=0)
+
+
+def test_decoder_without_causal_mask_does_see_the_future():
+    model = small()
+    src, tgt = torch.randint(1, 23, (1, 5)), torch.randint(1, 29, (1, 6))
+    changed = tgt.clone()
+    changed[0, -1] = (tgt[0, -1] % 28) + 1
+    memory = model.encode(src)
+    everything = torch.ones(6, 6, dtype=torch.bool)
+    a, b = model.decode(tgt, memory, tgt_mask=everything), model.decode(changed, memory,
+                                                                        tgt_mask=everything)
+    assert (a[0, 0] - b[0, 0]).abs().max() > 1e-6
+
+
+@settings(max_examples=25, deadline=None)
+@given(length=st.integers(1, 7), seed=st.integers(0, 2**16))
+def test_encoder_real_positions_ignore_padded_content(length, seed):
+    model = shared_small()
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(1, 23, (1, 8), generator=g)
+    src[0, length:] = 0
+    other = src.clone()
+    other[0, length:] = torch.randint(1, 23, (8 - length,), generator=g)  # content, not pad
+    mask = padding_mask_from_tokens(src, 0)  # the same mask for both
+    a, b = model.encode(src, mask), model.encode(other, mask)
+    torch.testing.assert_close(a[0, :length], b[0, :length], rtol=0, atol=1e-12)
+    tgt = torch.randint(1, 29, (1, 4), generator=g)
+    torch.testing.assert_close(model(src, tgt, mask), model(other, tgt, mask), rtol=0,
+                               atol=1e-12)
+
+
+def test_encoder_without_positions_is_permutation_equivariant():
+    model = small(positional="none")
+    src = torch.randint(1, 23, (2, 6))
+    perm = torch.tensor([3, 0, 5, 1, 4, 2])
+    torch.testing.assert_close(model.encode(src)[:, perm], model.encode(src[:, perm]),
+                               rtol=0, atol=1e-12)
+    with_positions = small()
+    assert (with_positions.encode(src)[:, perm] - with_positions.encode(src[:, perm])).abs().max() \
+        > 1e-3
+
+
+# ------------------------------------------------------------------------- attention and modes
+def test_attention_maps_shapes_rows_and_masks():
+    model = small(num_encoder_layers=3)
+    src = torch.randint(1, 23, (2, 5))
+    src[1, 3:] = 0
+    tgt = torch.randint(1, 29, (2, 4))
+    src_mask = padding_mask_from_tokens(src, 0)
+    maps = model.attention_maps(src, tgt, src_mask, decoder_self_attention_mask(tgt, 0))
+    assert [tuple(m.shape) for m in maps["encoder"]] == [(2, 4, 5, 5)] * 3
+    assert [tuple(m.shape) for m in maps["decoder_self"]] == [(2, 4, 4, 4)] * 2
+    assert [tuple(m.shape) for m in maps["cross"]] == [(2, 4, 4, 5)] * 2
+    for weights in (*maps["encoder"], *maps["decoder_self"], *maps["cross"]):
+        torch.testing.assert_close(weights.sum(-1), torch.ones(weights.shape[:-1],
+                                                                dtype=weights.dtype))
+    assert maps["encoder"][0][1, :, :, 3:].abs().max() == 0  # padded keys get no weight
+    assert maps["cross"][1][1, :, :, 3:].abs().max() == 0
+    assert maps["decoder_self"][0][..., 0, 1:].abs().max() == 0  # causal: row 0 sees only 0
+
+
+def test_attention_maps_path_gives_the_same_output_as_forward():
+    model = small()
+    src = torch.randint(1, 23, (2, 5))
+    weights: list[torch.Tensor] = []
+    memory = model._encode(src, None, weights)
+    torch.testing.assert_close(memory, model.encode(src), rtol=0, atol=1e-12)
+
+
+def test_dropout_active_in_training_only():
+    torch.manual_seed(0)
+    model = build_model(TransformerConfig(23, 29, **SMALL, dropout=0.3))
+    src, tgt = torch.randint(1, 23, (2, 5)), torch.randint(1, 29, (2, 4))
+    assert (model(src, tgt) - model(src, tgt)).abs().max() > 1e-4
+    model.eval()
+    torch.testing.assert_close(model(src, tgt), model(src, tgt), rtol=0, atol=0)
+
+
+def test_every_parameter_gets_a_gradient():
+    model = small(positional="learned")
+    src, tgt = torch.randint(1, 23, (2, 5)), torch.randint(1, 29, (2, 4))
+    model(src, tgt).logsumexp(-1).mean().backward()
+    missing = [n for n, p in model.named_parameters() if p.grad is None or not p.grad.any()]
+    assert missing == []
+
+
+def test_unscaled_attention_switch_changes_the_output():
+    src, tgt = torch.randint(1, 23, (2, 5)), torch.randint(1, 29, (2, 4))
+    a, b = small(), small(scaled_attention=False)  # same seed, same weights
+    assert a.encoder.layers[0].self_attn.scaled and not b.encoder.layers[0].self_attn.scaled
+    assert (a(src, tgt) - b(src, tgt)).abs().max() > 1e-6
+
+
+# ---------------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("bad", [-1, 23])
+def test_source_ids_outside_vocabulary(bad):
+    model = small()
+    src = torch.tensor([[1, 2, bad]])
+    with pytest.raises(ValueError, match=r"src must hold token ids in \[0, 23\)"):
+        model.encode(src)
+
+
+def test_target_ids_outside_vocabulary():
+    model = small()
+    memory = model.encode(torch.tensor([[1, 2]]))
+    with pytest.raises(ValueError, match="tgt must hold token ids"):
+        model.decode(torch.tensor([[1, 29]]), memory)
+    with pytest.raises(ValueError, match="tgt must hold token ids"):
+        model(torch.tensor([[1, 2]]), torch.tensor([[-2, 1]]))
+
+
+def test_sequences_longer_than_max_len():
+    model = small()
+    with pytest.raises(ValueError, match="src has length 13, more than max_len=12"):
+        model.encode(torch.ones(1, 13, dtype=torch.long))
+    memory = model.encode(torch.ones(1, 3, dtype=torch.long))
+    with pytest.raises(ValueError, match="tgt has length 13"):
+        model.decode(torch.ones(1, 13, dtype=torch.long), memory)
+
+
+@pytest.mark.parametrize("src", [torch.ones(2, 3), torch.ones(2, 3, 1, dtype=torch.long),
+                                 torch.ones(2, 0, dtype=torch.long), [[1, 2]]])
+def test_source_of_wrong_kind_shape_or_dtype(src):
+    with pytest.raises((TypeError, ValueError), match="src"):
+        small().encode(src)
+
+
+def test_masks_of_wrong_shape_or_dtype():
+    model = small()
+    src, tgt = torch.randint(1, 23, (2, 5)), torch.randint(1, 29, (2, 4))
+    with pytest.raises(ValueError, match="src_mask"):
+        model.encode(src, torch.ones(2, 1, 4, dtype=torch.bool))
+    with pytest.raises(ValueError, match="src_mask"):
+        model.encode(src, torch.ones(2, 1, 1, 5, dtype=torch.bool))
+    with pytest.raises(TypeError, match="src_mask"):
+        model.encode(src, torch.ones(2, 1, 5))
+    memory = model.encode(src)
+    with pytest.raises(ValueError, match="tgt_mask"):
+        model.decode(tgt, memory, tgt_mask=torch.ones(5, 5, dtype=torch.bool))
+    with pytest.raises(ValueError, match="tgt_mask"):
+        model.decode(tgt, memory, tgt_mask=torch.ones(3, 4, 4, dtype=torch.bool))
+    with pytest.raises(ValueError, match="src_mask"):
+        model.decode(tgt, memory, src_mask=torch.ones(2, 1, 4, dtype=torch.bool))
+
+
+def test_memory_and_hidden_of_wrong_shape():
+    model = small()
+    tgt = torch.randint(1, 29, (2, 4))
+    with pytest.raises(ValueError, match="memory"):
+        model.decode(tgt, torch.zeros(3, 5, 16, dtype=torch.float64))
+    with pytest.raises(ValueError, match="memory"):
+        model.decode(tgt, torch.zeros(2, 5, 8, dtype=torch.float64))
+    with pytest.raises(TypeError, match="memory"):
+        model.decode(tgt, torch.zeros(2, 5, 16, dtype=torch.long))
+    with pytest.raises(ValueError, match="hidden"):
+        model.project(torch.zeros(2, 4, 8, dtype=torch.float64))
+    with pytest.raises(ValueError, match="hidden"):
+        model.project(torch.zeros(4, 16, dtype=torch.float64))
+
+
+def test_building_blocks_reject_bad_sizes_and_inputs():
+    with pytest.raises(ValueError, match="d_ff"):
+        PositionwiseFeedForward(16, 0)
+    with pytest.raises(ValueError, match="dropout"):
+        EncoderLayer(16, 4, 32, dropout=1.0)
+    with pytest.raises(ValueError, match="d_model must be divisible"):
+        DecoderLayer(16, 3, 32, dropout=0.0)
+    with pytest.raises(ValueError, match="positional"):
+        Embeddings(10, 16, 8, "rotary", 0.0)
+    with pytest.raises(ValueError, match="x must have shape"):
+        EncoderLayer(16, 4, 32, dropout=0.0)(torch.zeros(2, 3, 8))
+    with pytest.raises(ValueError, match="memory"):
+        DecoderLayer(16, 4, 32, dropout=0.0)(torch.zeros(2, 3, 16), torch.zeros(2, 5))
+    with pytest.raises(ValueError, match="x must have shape"):
+        PositionwiseFeedForward(16, 32)(torch.zeros(2, 3, 4))
+    with pytest.raises(ValueError, match="tokens"):
+        Embeddings(10, 16, 8, "none", 0.0)(torch.zeros(3, dtype=torch.long))
