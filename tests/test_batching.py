@@ -11,6 +11,7 @@ from transformer_course.batching import (
     shift_targets,
     task_batches,
     trim_batch,
+    wrap_sources,
 )
 from transformer_course.tasks import TaskConfig, sample_task, sequence_keys
 
@@ -25,8 +26,8 @@ def hand_batch() -> Batch:
 
 def test_hand_made_batch():
     b = hand_batch()
-    assert b.src.tolist() == [[5, 6, 7], [8, 0, 0]]
-    assert b.src_mask.tolist() == [[[T, T, T]], [[T, F, F]]]
+    assert b.src.tolist() == [[1, 5, 6, 7, 2], [1, 8, 2, 0, 0]]  # wrapped in bos .. eos
+    assert b.src_mask.tolist() == [[[T, T, T, T, T]], [[T, T, T, F, F]]]
     assert b.tgt_in.tolist() == [[1, 7, 6, 5], [1, 8, 0, 0]]
     assert b.tgt_out.tolist() == [[7, 6, 5, 2], [8, 2, 0, 0]]
     causal = [[T, F, F, F], [T, T, F, F], [T, T, T, F], [T, T, T, T]]
@@ -57,9 +58,14 @@ def test_pad_sequences_and_trim():
     assert out.tolist() == [[3, 9, 9, 9], [4, 5, 9, 9]]
     wide = make_batch(torch.tensor([[5, 0, 0, 0]]), torch.tensor([[6, 0, 0, 0]]))
     trimmed = trim_batch(wide)
-    assert trimmed.src.tolist() == [[5]] and trimmed.tgt_in.tolist() == [[1, 6]]
+    assert trimmed.src.tolist() == [[1, 5, 2]] and trimmed.tgt_in.tolist() == [[1, 6]]
     assert trimmed.tgt_out.tolist() == [[6, 2]] and trimmed.tgt_mask.shape == (1, 2, 2)
-    assert trimmed.src_mask.shape == (1, 1, 1)
+    assert trimmed.src_mask.shape == (1, 1, 3)
+    bare = trim_batch(make_batch(torch.tensor([[5, 0]]), torch.tensor([[6, 0]]),
+                                 wrap_source=False))
+    assert bare.src.tolist() == [[5]] and bare.src_mask.shape == (1, 1, 1)
+    assert wrap_sources(torch.tensor([[4, 5, 0], [6, 0, 0]])).tolist() == [[1, 4, 5, 2, 0],
+                                                                           [1, 6, 2, 0, 0]]
 
 
 def test_task_batches_are_seeded_and_avoid_excluded():
@@ -71,8 +77,8 @@ def test_task_batches_are_seeded_and_avoid_excluded():
     for _ in range(3):
         x, y = next(a), next(b)
         assert torch.equal(x.src, y.src) and torch.equal(x.tgt_out, y.tgt_out)
-        width = config.max_len - x.src.shape[1]
-        padded = torch.nn.functional.pad(x.src, (0, width))
+        inner = x.src[:, 1:].masked_fill(x.src[:, 1:] == 2, 0)  # unwrap: drop bos and eos
+        padded = torch.nn.functional.pad(inner, (0, config.max_len - inner.shape[1]))
         assert not torch.isin(sequence_keys(padded, config.vocab_size), keys).any()
 
 
@@ -103,6 +109,8 @@ def test_bad_input():
         make_batch(torch.ones(2, 3, dtype=torch.long), torch.ones(2, 3, 1, dtype=torch.long))
     with pytest.raises(TypeError, match="batch"):
         trim_batch({"src": 1})
+    with pytest.raises(ValueError, match="src"):
+        wrap_sources(torch.tensor([3, 4]))
     g = torch.Generator()
     with pytest.raises(ValueError, match="batch_size"):
         task_batches(TaskConfig(), 0, g)

@@ -125,19 +125,36 @@ def shift_targets(tgt: torch.Tensor, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
 Sequences = torch.Tensor | Sequence[torch.Tensor]
 
 
+def wrap_sources(src: torch.Tensor, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
+                 eos_id: int = EOS_ID) -> torch.Tensor:
+    """Each source row as bos, x_1 .. x_n, eos, then padding: (B, S) -> (B, S + 2).
+
+    The encoder then sees both ends of a sequence as tokens at fixed places (BOS at 0, EOS right
+    after the last symbol), not only through the padding mask.
+    """
+    check_array("src", src, kind=torch.Tensor, ndim=2, shape="(B, S)")
+    tgt_in, _ = shift_targets(src, pad_id, bos_id, eos_id)  # bos, x_1 .. x_n, padding
+    lengths = (src != pad_id).sum(dim=1)  # (B,)
+    pad = torch.full((src.shape[0], 1), pad_id, dtype=torch.long)
+    return torch.cat([tgt_in, pad], dim=1).scatter(1, lengths[:, None] + 1, eos_id)  # (B, S + 2)
+
+
 def make_batch(src: Sequences, tgt: Sequences, *, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
-               eos_id: int = EOS_ID) -> Batch:
+               eos_id: int = EOS_ID, wrap_source: bool = True) -> Batch:
     """A teacher-forcing :class:`Batch` from sources and targets.
 
     Args:
         src: (B, S) padded ids, or B 1-D tensors of different lengths (padded here).
         tgt: (B, L) padded ids without bos/eos, or B 1-D tensors.
+        wrap_source: put each source between bos and eos (see :func:`wrap_sources`).
     """
     src = _as_padded("src", src, pad_id)
     tgt = _as_padded("tgt", tgt, pad_id)
     if src.shape[0] != tgt.shape[0]:
         raise ValueError(f"src and tgt must hold the same number of sequences B; got src shape "
                          f"{tuple(src.shape)} and tgt shape {tuple(tgt.shape)}")
+    if wrap_source:
+        src = wrap_sources(src, pad_id, bos_id, eos_id)  # (B, S + 2)
     tgt_in, tgt_out = shift_targets(tgt, pad_id, bos_id, eos_id)
     return Batch(src=src, src_mask=padding_mask_from_tokens(src, pad_id), tgt_in=tgt_in,
                  tgt_out=tgt_out, tgt_mask=decoder_self_attention_mask(tgt_in, pad_id),

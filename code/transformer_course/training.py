@@ -207,7 +207,8 @@ class TrainConfig:
     grad_clip: float | None = None  # largest gradient norm; None: no clipping (as in the paper)
     seed: int = 0  # seeds the model's initialisation, the data stream and dropout
     eval_every: int = 25  # steps between held-out checks (0: none during training)
-    target_accuracy: float | None = 1.0  # stop at the first check with this held-out accuracy
+    target_accuracy: float | None = 1.0  # held-out sequence accuracy that counts as success
+    stop_early: bool = True  # stop at the first check that reaches target_accuracy
     verbose: bool = False  # print a progress line at every check
 
     def __post_init__(self) -> None:
@@ -220,7 +221,7 @@ class TrainConfig:
             raise ValueError(f"seed must be a non-negative int; got {self.seed!r}")
         if not isinstance(self.lr_scale, int | float) or not self.lr_scale > 0:
             raise ValueError(f"lr_scale must be a positive number; got {self.lr_scale!r}")
-        for name in ("use_warmup", "verbose"):
+        for name in ("use_warmup", "stop_early", "verbose"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool; got {getattr(self, name)!r}")
         check_fraction("label_smoothing", self.label_smoothing)
@@ -282,8 +283,9 @@ def train(model: nn.Module, batches: Iterator[Batch], config: TrainConfig,
     Args:
         model: a Transformer (its ``config.d_model`` sets the schedule). batches: an iterator of
             training batches. config: a :class:`TrainConfig`.
-        held_out: a teacher-forcing batch checked every ``config.eval_every`` steps; training
-            stops at the first check whose sequence accuracy reaches ``config.target_accuracy``.
+        held_out: a teacher-forcing batch checked every ``config.eval_every`` steps; the first
+            check whose sequence accuracy reaches ``config.target_accuracy`` is recorded, and
+            training stops there if ``config.stop_early``.
     """
     if not isinstance(model, nn.Module) or not hasattr(model, "config"):
         raise TypeError(f"model must be a Transformer (an nn.Module with .config); "
@@ -326,10 +328,11 @@ def train(model: nn.Module, batches: Iterator[Batch], config: TrainConfig,
                 print(f"step {step:5d}  loss {losses[-1]:.4f}  lr {lr:.2e}  held-out token acc "
                       f"{metrics.token_accuracy:.4f}  sequence acc {metrics.sequence_accuracy:.4f}"
                       f"  ({seconds:.1f} s)")
-            if (config.target_accuracy is not None
+            if (reached is None and config.target_accuracy is not None
                     and metrics.sequence_accuracy >= config.target_accuracy):
                 reached = step
-                break
+                if config.stop_early:
+                    break
         elif config.verbose and step % 50 == 0:
             print(f"step {step:5d}  loss {losses[-1]:.4f}  lr {lr:.2e}  ({seconds:.1f} s)")
     model.eval()
