@@ -46,7 +46,8 @@ def test_runs_are_repeatable_and_variants_differ(held_out):
     first = run_ablations(TASK, MODEL, TRAIN, held_out, variants, seeds=(0, 1))
     again = run_ablations(TASK, MODEL, TRAIN, held_out, variants, seeds=(0, 1))
     assert list(first.columns) == ["variant", "seed", "sequence_accuracy", "token_accuracy",
-                                   "cross_entropy", "first_step_at_target", "seconds"]
+                                   "cross_entropy", "first_step_at_target", "steps",
+                                   "seconds"]
     assert len(first) == 4 and first["seed"].tolist() == [0, 1, 0, 1]
     pd.testing.assert_frame_equal(first.drop(columns="seconds"), again.drop(columns="seconds"))
     base, no_pos = first["cross_entropy"][:2].tolist(), first["cross_entropy"][2:].tolist()
@@ -54,6 +55,7 @@ def test_runs_are_repeatable_and_variants_differ(held_out):
     assert first["cross_entropy"][0] != first["cross_entropy"][1]  # seeds differ
     assert ((first["token_accuracy"] >= 0) & (first["token_accuracy"] <= 1)).all()
     assert all(math.isnan(x) or x > 0 for x in first["first_step_at_target"])
+    assert (first["steps"] == TRAIN.steps).all()  # nobody reached 100% in 12 steps
 
 
 def test_a_training_change_is_applied(held_out):

@@ -1,8 +1,9 @@
 """Ablations: retrain with one ingredient removed or changed, same seed and budget, and measure.
 
 Each variant changes the baseline's model configuration or training configuration in one place,
-trains for exactly the baseline's number of steps (no early stop) from the same seed, and is
-scored on the same held-out set by greedy decoding.
+trains from the same seed with the same budget of steps (stopping early, if the baseline's
+configuration says so, once every held-out sequence is right), and is scored on the same held-out
+set by greedy decoding.
 """
 
 from __future__ import annotations
@@ -60,14 +61,16 @@ def run_ablations(task: TaskConfig, model_config: Any, train_config: TrainConfig
 
     Args:
         task: the task. model_config: the baseline ``TransformerConfig``.
-        train_config: the baseline training (its ``steps`` is every variant's budget).
+        train_config: the baseline training (its ``steps`` is every variant's budget, its
+            ``stop_early`` and ``target_accuracy`` decide whether runs stop on success).
         held_out: the held-out pairs (never drawn for training).
         ablations: the variants. seeds: one run per variant and seed.
 
     Returns:
-        one row per run: variant, seed, held-out greedy sequence and token accuracy, held-out
-        teacher-forced cross-entropy (no smoothing, so variants compare), the first check at
-        ``train_config.target_accuracy`` (NaN if never), and the training seconds.
+        one row per run: variant, seed, held-out greedy sequence and token accuracy and
+        teacher-forced cross-entropy (no smoothing, so variants compare) at the end of the run,
+        the first check at ``train_config.target_accuracy`` (NaN if never), steps taken, and the
+        training seconds.
     """
     from .model import TransformerConfig
 
@@ -92,8 +95,7 @@ def run_ablations(task: TaskConfig, model_config: Any, train_config: TrainConfig
     for ablation in ablations:
         model_cfg = replace(model_config, **ablation.model_changes)
         for seed in seeds:
-            cfg = replace(train_config, seed=seed, stop_early=False, verbose=False,
-                          **ablation.train_changes)
+            cfg = replace(train_config, seed=seed, verbose=False, **ablation.train_changes)
             model, result = train_on_task(task, model_cfg, cfg, held_out)
             decoded, _ = evaluate_decoding(model, held_out)
             rows.append({
@@ -104,6 +106,7 @@ def run_ablations(task: TaskConfig, model_config: Any, train_config: TrainConfig
                 "cross_entropy": evaluate(model, batch, epsilon=0.0).loss,
                 "first_step_at_target": (float("nan") if result.reached_step is None
                                          else result.reached_step),
+                "steps": result.steps,
                 "seconds": result.seconds,
             })
     return pd.DataFrame(rows)

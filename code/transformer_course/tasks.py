@@ -182,3 +182,24 @@ def sample_task(config: TaskConfig, n: int, generator: torch.Generator, *,
             keep &= first
         src, lengths = src[keep], lengths[keep]
     return TaskData(src, apply_task(config.name, src, lengths), lengths)
+
+
+def token_name(token: int) -> str:
+    """A readable name for a token id: "_" (padding), "<s>", "</s>", then "a", "b", ..."""
+    if isinstance(token, bool) or not isinstance(token, int) or token < 0:
+        raise ValueError(f"token must be a non-negative int id; got {token!r}")
+    special = {PAD_ID: "_", BOS_ID: "<s>", EOS_ID: "</s>"}
+    if token in special:
+        return special[token]
+    index = token - NUM_SPECIAL
+    return chr(ord("a") + index) if index < 26 else f"s{index}"
+
+
+def to_text(ids: torch.Tensor, *, show_pad: bool = False) -> str:
+    """One sequence of ids as space-separated names, e.g. "<s> c a b </s>" (padding dropped).
+
+    Args:
+        ids: (L,) integer ids.
+    """
+    check_array("ids", ids, kind=torch.Tensor, ndim=1, shape="(L,)")
+    return " ".join(token_name(int(t)) for t in ids.tolist() if show_pad or t != PAD_ID)

@@ -117,7 +117,8 @@ def attention_heads(weights: torch.Tensor, query_labels: Sequence[str],
     if len(query_labels) != T_q or len(key_labels) != T_k:
         raise ValueError(f"query_labels and key_labels must have {T_q} and {T_k} entries; got "
                          f"{len(query_labels)} and {len(key_labels)}")
-    fig, axes = plt.subplots(1, h, figsize=(2.9 * h + 0.6, 3.2), squeeze=False)
+    fig, axes = plt.subplots(1, h, figsize=(2.9 * h + 0.6, 3.2), squeeze=False,
+                             layout="constrained")
     for i, ax in enumerate(axes[0]):
         image = ax.imshow(weights[i].numpy(), cmap="viridis", vmin=0, vmax=1)
         ax.set_title(f"head {i + 1}", fontsize=9)
