@@ -1,15 +1,164 @@
-"""Tests for transformer_course.decoding.greedy_decode."""
+"""Tests for greedy and beam-search decoding: hand-built distributions, width 1, bad input."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from transformer_course.decoding import greedy_decode
+from transformer_course.decoding import (
+    beam_search,
+    greedy_decode,
+    length_penalty,
+    model_step_function,
+    sequence_log_prob,
+)
+from transformer_course.masks import padding_mask_from_tokens
 from transformer_course.model import TransformerConfig, build_model
 
-BOS, EOS = 1, 2
+PAD, BOS, EOS, A, B_ = 0, 1, 2, 3, 4
+V = 5
 
+
+def table_step(table: dict[tuple[int, ...], dict[int, float]]):
+    """A step function whose next-token probabilities depend only on the prefix."""
+
+    def step(prefix: torch.Tensor, source_index: torch.Tensor) -> torch.Tensor:
+        out = torch.full((prefix.shape[0], V), 1e-9)
+        for i, row in enumerate(prefix.tolist()):
+            for token, p in table.get(tuple(row), {EOS: 1.0}).items():
+                out[i, token] = p
+        return (out / out.sum(dim=1, keepdim=True)).log()
+
+    return step
+
+
+# Greedy takes A (0.6) and ends with probability 0.6 * 0.4 * 1 = 0.24;
+# B then EOS has probability 0.4 * 0.9 = 0.36.
+TRAP = table_step({
+    (BOS,): {A: 0.6, B_: 0.4},
+    (BOS, A): {A: 0.4, B_: 0.3, EOS: 0.3},
+    (BOS, B_): {EOS: 0.9, A: 0.05, B_: 0.05},
+})
+SRC = torch.zeros(1, 1, dtype=torch.long)
+
+
+def test_beam_search_beats_greedy_where_greedy_is_wrong():
+    greedy = greedy_decode(TRAP, SRC, 6, BOS, EOS)
+    beam, score = beam_search(TRAP, SRC, 6, BOS, EOS, beam_size=2, return_scores=True)
+    assert greedy.tolist() == [[BOS, A, A, EOS]]
+    assert beam.tolist() == [[BOS, B_, EOS]]
+    greedy_lp = sequence_log_prob(TRAP, SRC, greedy, EOS)
+    beam_lp = sequence_log_prob(TRAP, SRC, beam, EOS)
+    assert greedy_lp.item() == pytest.approx(math.log(0.24), abs=1e-5)
+    assert beam_lp.item() == pytest.approx(math.log(0.36), abs=1e-5)
+    assert score.item() == pytest.approx(beam_lp.item(), abs=1e-5)
+
+
+def test_beam_width_one_on_the_trap_is_greedy():
+    greedy = greedy_decode(TRAP, SRC, 6, BOS, EOS)
+    assert torch.equal(beam_search(TRAP, SRC, 6, BOS, EOS, beam_size=1), greedy)
+
+
+def test_length_penalty_prefers_longer_hypotheses():
+    # Short: EOS at once (0.5). Long: A, A, EOS with probability 0.45 * 1 * 1.
+    table = table_step({(BOS,): {EOS: 0.5, A: 0.45, B_: 0.05}, (BOS, A): {A: 1.0},
+                        (BOS, A, A): {EOS: 1.0}})
+    assert beam_search(table, SRC, 6, BOS, EOS, beam_size=3).tolist() == [[BOS, EOS]]
+    long = beam_search(table, SRC, 6, BOS, EOS, beam_size=3, alpha=1.0)
+    assert long.tolist() == [[BOS, A, A, EOS]]  # log 0.45 / (8/6) > log 0.5 / 1
+    assert length_penalty(1, 0.6) == pytest.approx(1.0)
+
+
+def test_unfinished_rows_are_truncated_at_max_len():
+    loop = table_step({(BOS,): {A: 1.0}, (BOS, A): {A: 1.0}, (BOS, A, A): {A: 1.0}})
+    assert greedy_decode(loop, SRC, 3, BOS, EOS).tolist() == [[BOS, A, A]]
+    assert beam_search(loop, SRC, 3, BOS, EOS, beam_size=2).tolist() == [[BOS, A, A]]
+
+
+def small_model(seed: int):
+    torch.manual_seed(seed)
+    config = TransformerConfig(9, 9, d_model=16, num_heads=2, num_encoder_layers=1,
+                               num_decoder_layers=1, d_ff=32, dropout=0.0, max_len=16)
+    return build_model(config).eval()
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 1000))
+def test_beam_width_one_equals_greedy_on_random_models(seed):
+    model = small_model(seed)
+    g = torch.Generator().manual_seed(seed)
+    src = torch.randint(3, 9, (4, 5), generator=g)
+    src[1, 3:] = 0  # padding
+    greedy = greedy_decode(model, src, 8, BOS, EOS)
+    beam = beam_search(model, src, 8, BOS, EOS, beam_size=1)
+    assert torch.equal(greedy, beam)
+    wide, score = beam_search(model, src, 8, BOS, EOS, beam_size=3, return_scores=True)
+    assert torch.allclose(score, sequence_log_prob(model, src, wide, EOS), atol=1e-4)
+    assert (wide[:, 0] == BOS).all()
+
+
+def test_outputs_are_padded_after_eos():
+    model = small_model(0)
+    src = torch.randint(3, 9, (6, 4), generator=torch.Generator().manual_seed(1))
+    for out in (greedy_decode(model, src, 10, BOS, EOS),
+                beam_search(model, src, 10, BOS, EOS, beam_size=2)):
+        for row in out.tolist():
+            if EOS in row:
+                assert all(t == PAD for t in row[row.index(EOS) + 1 :])
+
+
+def test_model_step_function_and_log_prob_match_a_forward_pass():
+    model = small_model(3)
+    src = torch.tensor([[3, 4, 5, 0], [6, 7, 0, 0]])
+    mask = padding_mask_from_tokens(src, 0)
+    tokens = torch.tensor([[BOS, 5, 6, EOS], [BOS, 7, EOS, PAD]])
+    step = model_step_function(model, src, mask)
+    logits = model(src, tokens, mask)  # (B, T, V)
+    log_probs = torch.log_softmax(logits, dim=-1)
+    assert torch.allclose(step(tokens[:, :2], torch.arange(2)), log_probs[:, 1], atol=1e-5)
+    expected = torch.stack([log_probs[0, [0, 1, 2], [5, 6, EOS]].sum(),
+                            log_probs[1, [0, 1], [7, EOS]].sum()])
+    assert torch.allclose(sequence_log_prob(model, src, tokens, EOS), expected, atol=1e-5)
+
+
+def test_bad_input():
+    model = small_model(0)
+    src = torch.ones(2, 3, dtype=torch.long) * 3
+    with pytest.raises(TypeError, match="model"):
+        greedy_decode(42, src, 5, BOS, EOS)
+    with pytest.raises(ValueError, match="src"):
+        greedy_decode(model, src[0], 5, BOS, EOS)
+    with pytest.raises(ValueError, match="src"):
+        greedy_decode(model, src[:0], 5, BOS, EOS)
+    with pytest.raises(ValueError, match="max_len"):
+        greedy_decode(model, src, 1, BOS, EOS)
+    with pytest.raises(ValueError, match="max_len"):
+        greedy_decode(model, src, 17, BOS, EOS)
+    with pytest.raises(ValueError, match="bos_id"):
+        greedy_decode(model, src, 5, 9, EOS)
+    with pytest.raises(TypeError, match="eos_id"):
+        beam_search(model, src, 5, BOS, 2.0)
+    with pytest.raises(ValueError, match="beam_size"):
+        beam_search(model, src, 5, BOS, EOS, beam_size=0)
+    with pytest.raises(ValueError, match="alpha"):
+        beam_search(model, src, 5, BOS, EOS, alpha=-0.5)
+    with pytest.raises(ValueError, match="step output"):
+        greedy_decode(lambda p, i: torch.zeros(1, V), src, 5, BOS, EOS)
+    with pytest.raises(TypeError, match="model"):
+        model_step_function(TRAP, src)
+    with pytest.raises(ValueError, match="tokens"):
+        sequence_log_prob(model, src, torch.ones(2, 1, dtype=torch.long), EOS)
+    with pytest.raises(ValueError, match="tokens"):
+        sequence_log_prob(model, src, torch.ones(3, 2, dtype=torch.long), EOS)
+    with pytest.raises(ValueError, match="alpha"):
+        length_penalty(3, -1.0)
+
+
+# Greedy decoding against one-sequence-at-a-time decoding (from the chapter 5 branch).
 
 @pytest.fixture(autouse=True, scope="module")
 def one_thread():
@@ -21,7 +170,7 @@ def one_thread():
 
 
 @pytest.fixture(scope="module")
-def model():
+def model16():
     torch.manual_seed(3)
     config = TransformerConfig(20, 20, d_model=16, num_heads=2, num_encoder_layers=1,
                                num_decoder_layers=2, d_ff=32, max_len=12)
@@ -34,45 +183,46 @@ def slow_greedy(model, src_row: torch.Tensor, max_len: int, eos: int) -> list[in
     out = [BOS]
     while len(out) < max_len and out[-1] != eos:
         logits = model(src_row, torch.tensor([out]))
+        logits[0, -1, 0] = float("-inf")  # the decoders never choose padding (id 0)
         out.append(int(logits[0, -1].argmax()))
     return out
 
 
-def test_batched_greedy_equals_one_by_one_decoding(model):
+def test_batched_greedy_equals_one_by_one_decoding(model16):
     src = torch.randint(3, 20, (4, 7))
     src[1, 4:] = 0
     src[3, 2:] = 0
-    out = greedy_decode(model, src, 9, BOS, EOS)
+    out = greedy_decode(model16, src, 9, BOS, EOS)
     assert out.dtype == torch.long and out.shape[0] == 4 and out.shape[1] <= 9
     for b in range(4):
-        expected = slow_greedy(model, src[b], 9, EOS)
+        expected = slow_greedy(model16, src[b], 9, EOS)
         got = out[b].tolist()
         assert got[: len(expected)] == expected
         assert all(t == 0 for t in got[len(expected):])  # pad after EOS
 
 
-def test_stops_once_every_sequence_has_ended(model):
+def test_stops_once_every_sequence_has_ended(model16):
     src = torch.randint(3, 20, (2, 5))
-    first = greedy_decode(model, src, 6, BOS, EOS)[:, 1]
+    first = greedy_decode(model16, src, 6, BOS, EOS)[:, 1]
     if first[0] != first[1]:  # make both sequences pick the same first token
         src = src[:1].repeat(2, 1)
-        first = greedy_decode(model, src, 6, BOS, EOS)[:, 1]
-    out = greedy_decode(model, src, 6, BOS, int(first[0]))  # that token now ends the sequence
+        first = greedy_decode(model16, src, 6, BOS, EOS)[:, 1]
+    out = greedy_decode(model16, src, 6, BOS, int(first[0]))  # that token now ends the sequence
     assert out.shape == (2, 2)
     assert out[:, 0].eq(BOS).all()
 
 
-def test_bad_arguments(model):
+def test_bad_arguments(model16):
     src = torch.randint(3, 20, (2, 5))
     with pytest.raises(ValueError, match="max_len"):
-        greedy_decode(model, src, 13, BOS, EOS)
+        greedy_decode(model16, src, 13, BOS, EOS)
     with pytest.raises(ValueError, match="max_len"):
-        greedy_decode(model, src, 0, BOS, EOS)
+        greedy_decode(model16, src, 0, BOS, EOS)
     with pytest.raises(ValueError, match="bos_id"):
-        greedy_decode(model, src, 5, 20, EOS)
+        greedy_decode(model16, src, 5, 20, EOS)
     with pytest.raises(TypeError, match="eos_id"):
-        greedy_decode(model, src, 5, BOS, 2.0)
+        greedy_decode(model16, src, 5, BOS, 2.0)
     with pytest.raises(ValueError, match="src"):
-        greedy_decode(model, src[0], 5, BOS, EOS)
+        greedy_decode(model16, src[0], 5, BOS, EOS)
     with pytest.raises(TypeError, match="model"):
         greedy_decode("not a model", src, 5, BOS, EOS)

@@ -1,0 +1,134 @@
+"""Tests for the synthetic tasks: hand-made targets, seeding, exclusion and bad input."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from transformer_course.tasks import (
+    BOS_ID,
+    EOS_ID,
+    NUM_SPECIAL,
+    PAD_ID,
+    TASKS,
+    TaskConfig,
+    apply_task,
+    sample_task,
+    sequence_keys,
+)
+
+SRC = torch.tensor([[3, 7, 5, 0], [9, 4, 0, 0], [6, 6, 8, 3]])
+LENGTHS = torch.tensor([3, 2, 4])
+
+
+def test_special_tokens_are_distinct_and_below_symbols():
+    assert len({PAD_ID, BOS_ID, EOS_ID}) == 3
+    assert max(PAD_ID, BOS_ID, EOS_ID) < NUM_SPECIAL
+    assert TaskConfig(num_symbols=7).vocab_size == NUM_SPECIAL + 7
+
+
+def test_apply_task_by_hand():
+    assert apply_task("copy", SRC, LENGTHS).tolist() == SRC.tolist()
+    assert apply_task("reverse", SRC, LENGTHS).tolist() == [[5, 7, 3, 0], [4, 9, 0, 0],
+                                                            [3, 8, 6, 6]]
+    assert apply_task("sort", SRC, LENGTHS).tolist() == [[3, 5, 7, 0], [4, 9, 0, 0],
+                                                         [3, 6, 6, 8]]
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 10_000), name=st.sampled_from(TASKS))
+def test_sampled_pairs_are_well_formed(seed, name):
+    config = TaskConfig(name, num_symbols=6, min_len=2, max_len=7)
+    data = sample_task(config, 20, torch.Generator().manual_seed(seed))
+    assert data.src.shape == data.tgt.shape == (20, 7)
+    assert ((data.lengths >= 2) & (data.lengths <= 7)).all()
+    real = torch.arange(7)[None, :] < data.lengths[:, None]
+    for tokens in (data.src, data.tgt):
+        assert (tokens[~real] == PAD_ID).all()
+        assert ((tokens[real] >= NUM_SPECIAL) & (tokens[real] < config.vocab_size)).all()
+    for s, t, n in zip(data.src, data.tgt, data.lengths.tolist(), strict=True):
+        s, t = s[:n].tolist(), t[:n].tolist()
+        expected = {"copy": s, "reverse": s[::-1], "sort": sorted(s)}[name]
+        assert t == expected
+
+
+def test_sampling_is_a_function_of_the_seed_only():
+    config = TaskConfig("reverse")
+    torch.manual_seed(1)
+    a = sample_task(config, 50, torch.Generator().manual_seed(3))
+    torch.manual_seed(2)  # the global state must not matter
+    b = sample_task(config, 50, torch.Generator().manual_seed(3))
+    c = sample_task(config, 50, torch.Generator().manual_seed(4))
+    assert torch.equal(a.src, b.src) and torch.equal(a.tgt, b.tgt)
+    assert not torch.equal(a.src, c.src)
+
+
+def test_unique_and_exclude():
+    config = TaskConfig("copy", num_symbols=3, min_len=1, max_len=2)  # 3 + 9 = 12 sequences
+    held = sample_task(config, 12, torch.Generator().manual_seed(0), unique=True)
+    keys = sequence_keys(held.src, config.vocab_size)
+    assert len(set(keys.tolist())) == 12
+    part = keys[:6]
+    train = sample_task(config, 300, torch.Generator().manual_seed(1), exclude=part)
+    train_keys = set(sequence_keys(train.src, config.vocab_size).tolist())
+    assert not train_keys & set(part.tolist())
+    assert train_keys == set(keys[6:].tolist())  # everything else does occur
+
+
+@settings(max_examples=30, deadline=None)
+@given(a=st.lists(st.integers(3, 9), min_size=1, max_size=5),
+       b=st.lists(st.integers(3, 9), min_size=1, max_size=5))
+def test_sequence_keys_are_exact(a, b):
+    rows = torch.zeros(2, 5, dtype=torch.long)
+    rows[0, : len(a)] = torch.tensor(a)
+    rows[1, : len(b)] = torch.tensor(b)
+    keys = sequence_keys(rows, 10)
+    assert (keys[0] == keys[1]).item() == (a == b)
+
+
+def test_bad_config():
+    with pytest.raises(ValueError, match="name"):
+        TaskConfig("shuffle")
+    with pytest.raises(ValueError, match="num_symbols"):
+        TaskConfig(num_symbols=0)
+    with pytest.raises(TypeError, match="max_len"):
+        TaskConfig(max_len=2.0)
+    with pytest.raises(ValueError, match="min_len"):
+        TaskConfig(min_len=5, max_len=4)
+
+
+def test_bad_apply_task():
+    with pytest.raises(ValueError, match="name"):
+        apply_task("rotate", SRC, LENGTHS)
+    with pytest.raises(ValueError, match="src"):
+        apply_task("copy", SRC[0], LENGTHS)
+    with pytest.raises(TypeError, match="src"):
+        apply_task("copy", SRC.float(), LENGTHS)
+    with pytest.raises(ValueError, match="lengths"):
+        apply_task("copy", SRC, LENGTHS[:2])
+    with pytest.raises(ValueError, match="lengths"):
+        apply_task("copy", SRC, torch.tensor([3, 2, 5]))
+    with pytest.raises(TypeError, match="lengths"):
+        apply_task("copy", SRC, LENGTHS.float())
+
+
+def test_bad_sample_task_and_keys():
+    g = torch.Generator().manual_seed(0)
+    with pytest.raises(TypeError, match="config"):
+        sample_task("copy", 5, g)
+    with pytest.raises(ValueError, match="n"):
+        sample_task(TaskConfig(), 0, g)
+    with pytest.raises(TypeError, match="generator"):
+        sample_task(TaskConfig(), 5, 0)
+    with pytest.raises(ValueError, match="exclude"):
+        sample_task(TaskConfig(), 5, g, exclude=torch.zeros(2, 2, dtype=torch.long))
+    with pytest.raises(ValueError, match="n must be at most 12"):
+        sample_task(TaskConfig(num_symbols=3, min_len=1, max_len=2), 13, g, unique=True)
+    with pytest.raises(ValueError, match="src"):
+        sequence_keys(torch.zeros(3, dtype=torch.long), 10)
+    with pytest.raises(ValueError, match="vocab_size"):
+        sequence_keys(torch.zeros(1, 40, dtype=torch.long), 10)
+    with pytest.raises(ValueError, match="vocab_size"):
+        sequence_keys(torch.zeros(1, 4, dtype=torch.long), 0)

@@ -1,0 +1,51 @@
+"""Tests for the exercise checks: they accept a right answer and reject wrong ones."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from transformer_course.tasks import to_text, token_name
+from transformer_course.training_exercises import check_noam_lr, check_shift_targets
+
+
+def right_shift(tgt):
+    B, L = tgt.shape
+    lengths = (tgt != 0).sum(dim=1)
+    tgt_in = torch.cat([torch.ones(B, 1, dtype=torch.long), tgt], dim=1)
+    tgt_out = torch.cat([tgt, torch.zeros(B, 1, dtype=torch.long)], dim=1)
+    tgt_out[torch.arange(B), lengths] = 2
+    return tgt_in, tgt_out
+
+
+def test_right_answers_pass():
+    check_shift_targets(right_shift)
+    check_noam_lr(lambda s, d, w: d ** -0.5 * min(s ** -0.5, s * w ** -1.5))
+
+
+def test_wrong_answers_fail():
+    with pytest.raises(AssertionError, match="tgt_out"):
+        check_shift_targets(lambda t: (right_shift(t)[0], torch.cat(
+            [t, torch.full((t.shape[0], 1), 2)], dim=1)))  # eos at the very end, not after n
+    with pytest.raises(AssertionError, match="shape"):
+        check_shift_targets(lambda t: (t, t))
+    with pytest.raises(AssertionError, match="pair"):
+        check_shift_targets(lambda t: t)
+    with pytest.raises(AssertionError, match="step="):
+        check_noam_lr(lambda s, d, w: d ** -0.5 * min(s ** -0.5, s * w ** -1.5) * 1.01)
+    with pytest.raises(AssertionError, match="step="):
+        check_noam_lr(lambda s, d, w: d ** -0.5 * s ** -0.5)  # no warm-up
+
+
+def test_bad_input_and_names():
+    with pytest.raises(TypeError, match="fn"):
+        check_shift_targets(3)
+    with pytest.raises(TypeError, match="fn"):
+        check_noam_lr(None)
+    assert [token_name(i) for i in range(5)] == ["_", "<s>", "</s>", "a", "b"]
+    assert to_text(torch.tensor([1, 3, 4, 2, 0])) == "<s> a b </s>"
+    assert to_text(torch.tensor([3, 0]), show_pad=True) == "a _"
+    with pytest.raises(ValueError, match="token"):
+        token_name(-1)
+    with pytest.raises(ValueError, match="ids"):
+        to_text(torch.zeros(2, 2, dtype=torch.long))
