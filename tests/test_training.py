@@ -52,6 +52,11 @@ def test_no_warmup_starts_at_the_peak_and_then_follows_the_schedule():
     assert TrainConfig(warmup=50).learning_rate(10, 64) == pytest.approx(noam_lr(10, 64, 50))
 
 
+def test_constant_rate_replaces_the_schedule():
+    config = TrainConfig(warmup=50, constant_lr=1e-3)
+    assert [config.learning_rate(step, 64) for step in (1, 50, 5000)] == [1e-3] * 3
+
+
 def test_smoothed_targets_by_hand():
     q = smoothed_targets(torch.tensor([2, 0]), 4, 0.1)
     assert torch.allclose(q, torch.tensor([[0.025, 0.025, 0.925, 0.025],
@@ -163,7 +168,8 @@ def test_bad_input():
         accuracies(torch.zeros(3, 2), torch.zeros(2, 2))
     for field, value in (("steps", 0), ("warmup", -1), ("eval_every", -1), ("seed", -2),
                          ("lr_scale", 0.0), ("label_smoothing", 1.5), ("betas", (0.9,)),
-                         ("adam_eps", 0.0), ("grad_clip", -1.0), ("target_accuracy", 2.0)):
+                         ("adam_eps", 0.0), ("grad_clip", -1.0), ("target_accuracy", 2.0),
+                         ("constant_lr", 0.0), ("constant_lr", True)):
         with pytest.raises(ValueError, match=field):
             TrainConfig(**{field: value})
     with pytest.raises(TypeError, match="use_warmup"):

@@ -201,6 +201,7 @@ class TrainConfig:
     warmup: int = 4000  # warm-up steps (paper: 4000)
     lr_scale: float = 1.0  # factor on the paper's schedule (paper: 1)
     use_warmup: bool = True  # False: start at the peak rate and decay from there (ablation)
+    constant_lr: float | None = None  # a fixed rate instead of the schedule (None: the schedule)
     label_smoothing: float = 0.1  # eps_ls (paper: 0.1)
     betas: tuple[float, float] = (0.9, 0.98)  # Adam beta_1, beta_2 (paper)
     adam_eps: float = 1e-9  # Adam epsilon (paper)
@@ -224,6 +225,10 @@ class TrainConfig:
         for name in ("use_warmup", "stop_early", "verbose"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool; got {getattr(self, name)!r}")
+        if self.constant_lr is not None and (isinstance(self.constant_lr, bool) or not isinstance(
+                self.constant_lr, int | float) or not self.constant_lr > 0):
+            raise ValueError(f"constant_lr must be a positive number or None; "
+                             f"got {self.constant_lr!r}")
         check_fraction("label_smoothing", self.label_smoothing)
         if len(self.betas) != 2:
             raise ValueError(f"betas must be two numbers; got {self.betas!r}")
@@ -237,8 +242,11 @@ class TrainConfig:
             check_fraction("target_accuracy", self.target_accuracy, include_one=True)
 
     def learning_rate(self, step: int, d_model: int) -> float:
-        """The rate at ``step``: the paper's schedule, or its post-peak part without warm-up."""
+        """The rate at ``step``: the paper's schedule, its post-peak part without warm-up, or
+        ``constant_lr`` when that is set."""
         _check_step(step)
+        if self.constant_lr is not None:
+            return float(self.constant_lr)
         effective = step if self.use_warmup else max(step, self.warmup)
         return noam_lr(effective, d_model, self.warmup, self.lr_scale)
 

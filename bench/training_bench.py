@@ -1,0 +1,94 @@
+"""Time to a held-out accuracy target: the chapter's recipe against the seed notebook's recipe.
+
+Both recipes come from ``transformer_course.recipes`` and train models built by the package, on
+the same tasks and held-out sets, in the same run. "Time" is training time only: the held-out
+checks that decide when the target is reached are not counted.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from transformer_course.recipes import (
+    COPY_TASK,
+    FAST_TRAINING,
+    REVERSE_TASK,
+    SEED_NOTEBOOK_TRAINING,
+    held_out_set,
+    seed_notebook_model,
+    small_model,
+)
+from transformer_course.tasks import TaskConfig
+from transformer_course.training import TrainConfig, evaluate_decoding, train_on_task
+
+from .stats import Summary, format_table
+
+TARGETS = {"copy": 1.0, "reverse": 0.99}
+
+
+def _run(task: TaskConfig, model_config, config: TrainConfig, seeds: list[int], target: float,
+         held_out_size: int) -> dict:
+    held_out = held_out_set(task, held_out_size)
+    runs = []
+    for seed in seeds:
+        train = TrainConfig(**{**config.__dict__, "seed": seed, "target_accuracy": target})
+        model, result = train_on_task(task, model_config, train, held_out)
+        metrics, _ = evaluate_decoding(model, held_out)
+        runs.append({"seed": seed, "steps": result.steps, "seconds": result.seconds,
+                     "time_to_target_s": result.reached_seconds,
+                     "reached_step": result.reached_step,
+                     "accuracy": metrics.sequence_accuracy})
+    reached = [r["time_to_target_s"] for r in runs if r["time_to_target_s"] is not None]
+    all_reached = len(reached) == len(runs)
+    return {
+        "runs": runs,
+        "time_to_target_s": statistics.median(reached) if all_reached else None,
+        "time_to_target": Summary.of(reached).as_dict() if all_reached else None,
+        "training_seconds": Summary.of([r["seconds"] for r in runs]).as_dict(),
+        "accuracy": statistics.median(r["accuracy"] for r in runs),
+        "reached_by": f"{len(reached)}/{len(runs)} seeds",
+    }
+
+
+def run_training_bench(*, quick: bool = False, repeats: int = 3) -> dict:
+    """Both recipes on copy and reverse, ``repeats`` seeds each (quick: tiny budgets)."""
+    seeds = list(range(repeats))
+    held_out_size = 50 if quick else 1000
+    results = {}
+    for task in (COPY_TASK, REVERSE_TASK):
+        target = TARGETS[task.name]
+        ours_config = FAST_TRAINING if not quick else TrainConfig(
+            **{**FAST_TRAINING.__dict__, "steps": 20, "eval_every": 10})
+        seed_config = SEED_NOTEBOOK_TRAINING if not quick else TrainConfig(
+            **{**SEED_NOTEBOOK_TRAINING.__dict__, "steps": 20, "eval_every": 10})
+        ours = _run(task, small_model(task), ours_config, seeds, target, held_out_size)
+        seed = _run(task, seed_notebook_model(task), seed_config, seeds, target, held_out_size)
+        ratio = (seed["time_to_target_s"] / ours["time_to_target_s"]
+                 if ours["time_to_target_s"] and seed["time_to_target_s"] else None)
+        results[task.name] = {
+            "target": target, "ours": ours, "seed": seed, "seed_over_ours": ratio,
+            "ours_faster": (ours["time_to_target_s"] is not None
+                            and (seed["time_to_target_s"] is None
+                                 or ours["time_to_target_s"] < seed["time_to_target_s"])),
+        }
+    return results
+
+
+def _fmt(seconds: float | None) -> str:
+    return "not reached" if seconds is None else f"{seconds:.2f} s"
+
+
+def render_training(results: dict) -> str:
+    rows = []
+    for name, r in results.items():
+        for label, key in (("ours (chapter 6)", "ours"), ("seed notebook", "seed")):
+            x = r[key]
+            t = x["training_seconds"]
+            rows.append([name, f">= {r['target']:.0%}", label, _fmt(x["time_to_target_s"]),
+                         x["reached_by"], f"{t['median']:.2f} s", f"{x['accuracy']:.3f}"])
+        ratio = r["seed_over_ours"]
+        rows.append([name, "", "seed / ours (time to target)",
+                     "n/a" if ratio is None else f"{ratio:.1f}x", "", "", ""])
+    return "Training (median over seeds; held-out accuracy by greedy decoding)\n" + format_table(
+        ["task", "target", "recipe", "time to target", "reached", "training time",
+         "final accuracy"], rows)

@@ -1,0 +1,46 @@
+"""The recipes shared by chapter 6 and the benchmarks: what the issue and the seed notebook say."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from transformer_course import recipes
+from transformer_course.model import build_model, count_parameters
+from transformer_course.tasks import TaskConfig, sequence_keys
+
+
+def test_seed_notebook_recipe_is_the_stated_one():
+    config = recipes.seed_notebook_model(recipes.COPY_TASK)
+    assert (config.num_encoder_layers, config.num_decoder_layers, config.d_model, config.d_ff,
+            config.num_heads, config.dropout) == (2, 2, 64, 128, 2, 0.1)
+    training = recipes.SEED_NOTEBOOK_TRAINING
+    assert training.steps == 20 * 20 and training.batch_size == 32
+    assert {training.learning_rate(s, 64) for s in (1, 200, 400)} == {1e-3}
+    assert not training.stop_early
+
+
+def test_fast_recipe_is_smaller_than_the_seed_recipe():
+    for task in (recipes.COPY_TASK, recipes.REVERSE_TASK):
+        fast = count_parameters(build_model(recipes.small_model(task)))
+        seed = count_parameters(build_model(recipes.seed_notebook_model(task)))
+        assert fast < seed / 4
+        assert recipes.small_model(task).src_vocab_size == task.vocab_size
+
+
+def test_held_out_sets_are_fixed_and_distinct():
+    first = recipes.held_out_set(recipes.COPY_TASK, 200)
+    again = recipes.held_out_set(recipes.COPY_TASK, 200)
+    assert torch.equal(first.src, again.src) and torch.equal(first.tgt, again.tgt)
+    keys = sequence_keys(first.src, recipes.COPY_TASK.vocab_size)
+    assert keys.unique().numel() == 200
+    assert torch.equal(recipes.held_out_set(recipes.REVERSE_TASK, 5).tgt,
+                       recipes.held_out_set(recipes.REVERSE_TASK, 5).tgt)
+
+
+def test_recipes_reject_bad_input():
+    with pytest.raises(TypeError, match="task"):
+        recipes.small_model("copy")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="task"):
+        recipes.held_out_set(None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="n"):
+        recipes.held_out_set(TaskConfig("copy", num_symbols=2, min_len=1, max_len=1), 5)
