@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+
 from transformer_course import recipes
 from transformer_course.model import build_model, count_parameters
 from transformer_course.tasks import TaskConfig, sequence_keys
