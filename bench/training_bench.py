@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import statistics
 
+from transformer_course.notebook import set_threads
 from transformer_course.recipes import (
     COPY_TASK,
     FAST_TRAINING,
@@ -51,7 +52,12 @@ def _run(task: TaskConfig, model_config, config: TrainConfig, seeds: list[int], 
 
 
 def run_training_bench(*, quick: bool = False, repeats: int = 3) -> dict:
-    """Both recipes on copy and reverse, ``repeats`` seeds each (quick: tiny budgets)."""
+    """Both recipes on copy and reverse, ``repeats`` seeds each (quick: tiny budgets).
+
+    One thread, as in the chapters: these models are too small to gain from a second, and on a
+    shared machine waiting threads spin and distort the times.
+    """
+    set_threads(1)
     seeds = list(range(repeats))
     held_out_size = 50 if quick else 1000
     results = {}

@@ -219,6 +219,19 @@ def test_setup_notebook_fixes_threads_determinism_and_style() -> None:
 
 
 @pytest.mark.usefixtures("restore_global_state")
+def test_set_threads_limits_torch_and_numpy_blas() -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    with threadpool_limits(limits=None):  # restores NumPy's pools afterwards
+        notebook.set_threads(1)
+        assert torch.get_num_threads() == 1
+        pools = [p for p in threadpool_info() if p["user_api"] == "blas"]
+        assert pools and all(p["num_threads"] == 1 for p in pools)
+    with pytest.raises(ValueError, match="threads"):
+        notebook.set_threads(0)
+
+
+@pytest.mark.usefixtures("restore_global_state")
 @pytest.mark.parametrize(("kwargs", "error", "name"), [
     ({"threads": 0}, ValueError, "threads"), ({"threads": -2}, ValueError, "threads"),
     ({"threads": 1.5}, TypeError, "threads"), ({"threads": "2"}, TypeError, "threads"),

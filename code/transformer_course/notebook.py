@@ -38,18 +38,21 @@ def seed_everything(seed: int = DEFAULT_SEED) -> None:
     torch.manual_seed(seed)
 
 
-def setup_notebook(seed: int = DEFAULT_SEED, threads: int = DEFAULT_THREADS) -> None:
-    """Seed everything, fix the thread count, make torch deterministic and set plot defaults.
-
-    The thread count applies to torch and to the BLAS/OpenMP pools NumPy uses (threadpoolctl).
-    """
+def set_threads(threads: int = DEFAULT_THREADS) -> None:
+    """Use ``threads`` threads in torch and in the BLAS/OpenMP pools NumPy uses (threadpoolctl)."""
     from threadpoolctl import threadpool_limits
 
     check_positive_int("threads", threads)
-    seed_everything(seed)
-    os.environ["PYTHONHASHSEED"] = str(seed)
     torch.set_num_threads(threads)
     threadpool_limits(limits=threads)
+
+
+def setup_notebook(seed: int = DEFAULT_SEED, threads: int = DEFAULT_THREADS) -> None:
+    """Seed everything, fix the thread count, make torch deterministic and set plot defaults."""
+    check_positive_int("threads", threads)
+    seed_everything(seed)
+    os.environ["PYTHONHASHSEED"] = str(seed)
+    set_threads(threads)
     torch.use_deterministic_algorithms(True)
     np.set_printoptions(precision=4, suppress=True)
     _set_plot_style()
