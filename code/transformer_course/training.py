@@ -305,7 +305,7 @@ def train(model: nn.Module, batches: Iterator[Batch], config: TrainConfig,
     if held_out is not None and not isinstance(held_out, Batch):
         raise TypeError(f"held_out must be a Batch or None; got {type(held_out).__name__}")
     d_model = model.config.d_model
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=config.betas,
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.0, betas=config.betas, foreach=True,
                                  eps=config.adam_eps)
     losses: list[float] = []
     rates: list[float] = []
