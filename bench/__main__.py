@@ -38,7 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--touch-module", type=Path,
                         default=REPO / "code" / "transformer_course" / "timing.py")
     parser.add_argument("--cache-inputs", default="", help="CACHE_INPUTS for make book")
-    parser.add_argument("--repeats", type=int, default=3, help="repeats of each measurement")
+    parser.add_argument("--repeats", type=int, default=3,
+                        help="repeats of the book builds and training seeds "
+                             "(attention timings take 7 rounds)")
     parser.add_argument("--out", type=Path, default=REPO / "_build" / "bench" / "results.json")
     args = parser.parse_args(argv)
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
@@ -60,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
     if "attention" in sections:
         settings = (AttentionSettings(batch=1, heads=2, d_k=8, lengths=(16, 32), repeats=2,
                                       matmul_n=128) if args.quick
-                    else AttentionSettings(repeats=args.repeats))
+                    else AttentionSettings())
         results["attention"] = run_attention_bench(settings)
     if "site" in sections:
         book = args.book.resolve()

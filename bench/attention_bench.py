@@ -1,7 +1,9 @@
 """The package's attention paths against F.scaled_dot_product_attention and a large matmul.
 
-Each (path, T) runs in a fresh subprocess so its peak resident memory can be read from the kernel
-(``ru_maxrss``) without the other runs' allocations mixed in.
+Peak memory: each (path, T) runs once in a fresh subprocess, so its peak resident memory can be
+read from the kernel (``ru_maxrss``) without other allocations mixed in. Time: for each T, all
+torch paths run in one subprocess with their calls interleaved, so their ratios compare like with
+like (NumPy runs in a subprocess of its own).
 """
 
 from __future__ import annotations
@@ -12,33 +14,54 @@ import sys
 from dataclasses import dataclass
 
 PATHS = ("numpy", "explicit", "fast", "sdpa")
+# NumPy runs in a process of its own: OpenBLAS threads keep spinning after a call and would slow
+# the torch calls interleaved with them.
+TIMING_GROUPS = (("numpy",), ("explicit", "fast", "sdpa"))
 
-_WORKER = r"""
+_SETUP = r"""
 import json, resource, sys
 import numpy as np, torch, torch.nn.functional as F
 from transformer_course.attention import (scaled_dot_product_attention,
                                           scaled_dot_product_attention_numpy)
-from transformer_course.timing import time_call
-path, B, h, T, d_k, repeats, threads = sys.argv[1], *map(int, sys.argv[2:])
+B, h, T, d_k, repeats, threads = map(int, sys.argv[2:8])
 torch.set_num_threads(threads)
 g = torch.Generator().manual_seed(0)
 q, k, v = (torch.randn(B, h, T, d_k, generator=g) for _ in range(3))
-if path == "numpy":
-    qn, kn, vn = q.numpy(), k.numpy(), v.numpy()
-    fn = lambda: scaled_dot_product_attention_numpy(qn, kn, vn)
-elif path == "explicit":
-    fn = lambda: scaled_dot_product_attention(q, k, v, need_weights=True)
-elif path == "fast":
-    fn = lambda: scaled_dot_product_attention(q, k, v, need_weights=False)
-else:
-    fn = lambda: F.scaled_dot_product_attention(q, k, v)
+qn, kn, vn = q.numpy(), k.numpy(), v.numpy()
+CALLS = {
+    "numpy": lambda: scaled_dot_product_attention_numpy(qn, kn, vn),
+    "explicit": lambda: scaled_dot_product_attention(q, k, v, need_weights=True),
+    "fast": lambda: scaled_dot_product_attention(q, k, v, need_weights=False),
+    "sdpa": lambda: F.scaled_dot_product_attention(q, k, v),
+}
+"""
+
+# Peak memory: one call of one path in a fresh process, so no other allocation is mixed in.
+_MEMORY = _SETUP + r"""
+fn = CALLS[sys.argv[1]]
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 with torch.no_grad():
     fn()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    t = time_call(fn, repeats=repeats, warmup=0)
-print(json.dumps({"median": t.median, "min": t.min, "max": t.max, "n": t.repeats,
-                  "peak_mib": (peak - before) / 1024}))
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"peak_mib": (peak - before) / 1024}))
+"""
+
+# Time: every path in one process, calls interleaved round by round (the order rotating), so
+# drift in the machine's load falls on all paths alike and their ratios are like for like.
+_TIME = _SETUP + r"""
+import statistics, time
+paths = sys.argv[1].split(",")
+samples = {p: [] for p in paths}
+with torch.no_grad():
+    for p in paths:
+        CALLS[p]()  # warm-up
+    for r in range(repeats):
+        for p in paths[r % len(paths):] + paths[: r % len(paths)]:
+            start = time.perf_counter()
+            CALLS[p]()
+            samples[p].append(time.perf_counter() - start)
+print(json.dumps({p: {"median": statistics.median(s), "min": min(s), "max": max(s), "n": len(s)}
+                  for p, s in samples.items()}))
 """
 
 _MATMUL = r"""
@@ -58,7 +81,7 @@ class AttentionSettings:
     heads: int = 8
     d_k: int = 64
     lengths: tuple[int, ...] = (64, 128, 256, 512, 1024, 2048)
-    repeats: int = 5
+    repeats: int = 7
     matmul_n: int = 2048
     threads: int = 2
 
@@ -80,13 +103,16 @@ def run_attention_bench(s: AttentionSettings) -> dict:
     matmul_gflops = 2 * s.matmul_n**3 / mm["median"] / 1e9
     rows = []
     for T in s.lengths:
+        shape = (s.batch, s.heads, T, s.d_k, s.repeats, s.threads)
+        times = {}
+        for group in TIMING_GROUPS:
+            times |= _run(_TIME, ",".join(group), *shape)
         for path in PATHS:
-            r = _run(_WORKER, path, s.batch, s.heads, T, s.d_k, s.repeats, s.threads)
-            gflops = attention_flops(s.batch, s.heads, T, s.d_k) / r["median"] / 1e9
-            rows.append({"path": path, "T": T, **r, "gflops": gflops,
-                         "fraction_of_matmul": gflops / matmul_gflops})
-    by = {(r["path"], r["T"]): r for r in rows}
-    for r in rows:
-        r["ratio_to_sdpa"] = r["median"] / by[("sdpa", r["T"])]["median"]
+            peak = _run(_MEMORY, path, *shape)["peak_mib"]
+            t = times[path]
+            gflops = attention_flops(s.batch, s.heads, T, s.d_k) / t["median"] / 1e9
+            rows.append({"path": path, "T": T, **t, "peak_mib": peak, "gflops": gflops,
+                         "fraction_of_matmul": gflops / matmul_gflops,
+                         "ratio_to_sdpa": t["median"] / times["sdpa"]["median"]})
     return {"settings": s.__dict__ | {"lengths": list(s.lengths)},
             "matmul": mm | {"gflops": matmul_gflops, "n": s.matmul_n}, "rows": rows}
