@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pandas as pd
@@ -13,6 +14,7 @@ from transformer_course.ablations import (
     Ablation,
     ablation_row,
     order_free_accuracy,
+    random_order_token_accuracy,
     run_ablations,
 )
 from transformer_course.model import TransformerConfig
@@ -145,3 +147,22 @@ def test_order_free_accuracy_rejects_bad_input():
         order_free_accuracy(torch.zeros(3, 5, 1, dtype=torch.long), data)
     with pytest.raises(TypeError, match="data"):
         order_free_accuracy(torch.zeros(3, 5, dtype=torch.long), data.tgt)
+
+
+def test_random_order_token_accuracy_matches_enumerating_every_order():
+    data = _pairs()  # "a b c", "a a", "d"
+    right, labels = 0, 0
+    for row, n in zip(data.tgt.tolist(), data.lengths.tolist(), strict=True):
+        symbols = row[:n]
+        orders = list(itertools.permutations(symbols))
+        hits = sum(sum(a == b for a, b in zip(order, symbols, strict=True)) for order in orders)
+        right += hits / len(orders) + 1  # + 1: the EOS label is right
+        labels += n + 1
+    assert random_order_token_accuracy(data) == pytest.approx(right / labels, abs=1e-12)
+    # (1 + 1) / 4 for "a b c", (2 + 1) / 3 for "a a", (1 + 1) / 2 for "d": 7 right of 9 labels.
+    assert random_order_token_accuracy(data) == pytest.approx(7 / 9, abs=1e-12)
+    with pytest.raises(TypeError, match="data"):
+        random_order_token_accuracy(data.tgt)
+    empty = TaskData(data.src[:, :0], data.tgt[:, :0], torch.zeros(3, dtype=torch.long))
+    with pytest.raises(ValueError, match="data"):
+        random_order_token_accuracy(empty)

@@ -176,6 +176,27 @@ def order_free_accuracy(outputs: torch.Tensor, data: TaskData, *, eos_id: int = 
     return right_length.double().mean().item(), same_bag.double().mean().item()
 
 
+def random_order_token_accuracy(data: TaskData, *, pad_id: int = PAD_ID) -> float:
+    """Expected token accuracy of outputs with each target's symbols in a uniformly random order.
+
+    Such an output ends with EOS at the right place (one label right) and puts, on average,
+    sum_c m_c^2 / n symbols where the target has them (m_c: how often symbol c occurs among the
+    n). Pooled over all labels, EOS included, like :func:`training.accuracies`.
+
+    Args:
+        data: the pairs; their (n, L) targets and (n,) lengths are used.
+    """
+    if not isinstance(data, TaskData):
+        raise TypeError(f"data must be a TaskData; got {type(data).__name__}")
+    if len(data) == 0 or int(data.lengths.min()) < 1:
+        raise ValueError("data must hold at least one pair, each with at least one symbol")
+    tgt = data.tgt.long()
+    counts = _counts(tgt, int(tgt.max()) + 1, pad_id)  # (n, vocab)
+    lengths = data.lengths.double()
+    in_place = (counts.double() ** 2).sum(dim=1) / lengths  # (n,) expected symbols in place
+    return ((in_place + 1).sum() / (lengths + 1).sum()).item()
+
+
 def _counts(tokens: torch.Tensor, vocab: int, pad_id: int) -> torch.Tensor:
     """(n, vocab) occurrences of each id per row of (n, L) ``tokens``, padding not counted."""
     counts = torch.zeros(tokens.shape[0], vocab, dtype=torch.long)
