@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pandas as pd
 import pytest
 import torch
 
-from transformer_course.ablations import DEFAULT_ABLATIONS, Ablation, run_ablations
+from transformer_course.ablations import (
+    DEFAULT_ABLATIONS,
+    Ablation,
+    ablation_row,
+    order_free_accuracy,
+    random_order_token_accuracy,
+    run_ablations,
+)
 from transformer_course.model import TransformerConfig
-from transformer_course.tasks import TaskConfig, sample_task
-from transformer_course.training import TrainConfig
+from transformer_course.tasks import BOS_ID, EOS_ID, TaskConfig, TaskData, sample_task
+from transformer_course.training import TrainConfig, train_on_task
 
 TASK = TaskConfig("reverse", num_symbols=4, min_len=2, max_len=4)
 MODEL = TransformerConfig(TASK.vocab_size, TASK.vocab_size, d_model=16, num_heads=2,
@@ -85,3 +93,76 @@ def test_bad_input(held_out):
         run_ablations(TASK, MODEL, TRAIN, held_out, [bad])
     with pytest.raises(ValueError, match="seeds"):
         run_ablations(TASK, MODEL, TRAIN, held_out, seeds=())
+
+
+def test_a_run_trained_elsewhere_gives_the_same_row(held_out):
+    """ablation_row on a separately trained baseline equals run_ablations' own baseline row."""
+    table = run_ablations(TASK, MODEL, TRAIN, held_out, DEFAULT_ABLATIONS[:1], keep_outputs=True)
+    model, result = train_on_task(TASK, MODEL, TRAIN, held_out)
+    row = ablation_row("baseline", 0, model, result, held_out, keep_outputs=True)
+    assert list(table.columns) == list(row) and list(row)[-1] == "outputs"
+    for name, value in row.items():
+        if name == "outputs":
+            assert torch.equal(value, table[name][0]) and value.shape[0] == len(held_out)
+        elif name != "seconds":
+            assert value == table[name][0] or (value != value and table[name][0] != table[name][0])
+    with pytest.raises(TypeError, match="result"):
+        ablation_row("baseline", 0, model, None, held_out)
+    with pytest.raises(TypeError, match="held_out"):
+        ablation_row("baseline", 0, model, result, held_out.src)
+    with pytest.raises(TypeError, match="variant"):
+        ablation_row(0, 0, model, result, held_out)
+
+
+def _pairs() -> TaskData:
+    # Targets "a b c", "a a", "d": ids 3.. are the symbols, 0 pads.
+    tgt = torch.tensor([[3, 4, 5], [3, 3, 0], [6, 0, 0]])
+    return TaskData(tgt.clone(), tgt, torch.tensor([3, 2, 1]))
+
+
+def test_order_free_accuracy_counts_length_and_bag():
+    data = _pairs()
+    B, E = BOS_ID, EOS_ID
+    exact = torch.tensor([[B, 3, 4, 5, E], [B, 3, 3, E, 0], [B, 6, E, 0, 0]])
+    assert order_free_accuracy(exact, data) == (1.0, 1.0)
+    shuffled = torch.tensor([[B, 5, 3, 4, E], [B, 3, 3, E, 0], [B, 6, E, 0, 0]])
+    assert order_free_accuracy(shuffled, data) == (1.0, 1.0)  # order is ignored
+    # Row 0: right length, wrong bag. Row 1: a symbol too many. Row 2: never ends.
+    wrong = torch.tensor([[B, 3, 3, 5, E], [B, 3, 3, 3, E], [B, 6, 6, 6, 6]])
+    assert order_free_accuracy(wrong, data) == (1 / 3, 0.0)
+    # Tokens after the first EOS do not count.
+    late = torch.tensor([[B, 4, 5, 3, E], [B, 3, 3, E, 7], [B, 6, E, 3, E]])
+    assert order_free_accuracy(late, data) == (1.0, 1.0)
+
+
+def test_order_free_accuracy_rejects_bad_input():
+    data = _pairs()
+    with pytest.raises(ValueError, match="outputs"):
+        order_free_accuracy(torch.zeros(2, 5, dtype=torch.long), data)
+    with pytest.raises(ValueError, match="outputs"):
+        order_free_accuracy(torch.zeros(3, 5), data)
+    with pytest.raises(ValueError, match="outputs"):
+        order_free_accuracy(-torch.ones(3, 5, dtype=torch.long), data)
+    with pytest.raises(ValueError, match="outputs"):
+        order_free_accuracy(torch.zeros(3, 5, 1, dtype=torch.long), data)
+    with pytest.raises(TypeError, match="data"):
+        order_free_accuracy(torch.zeros(3, 5, dtype=torch.long), data.tgt)
+
+
+def test_random_order_token_accuracy_matches_enumerating_every_order():
+    data = _pairs()  # "a b c", "a a", "d"
+    right, labels = 0, 0
+    for row, n in zip(data.tgt.tolist(), data.lengths.tolist(), strict=True):
+        symbols = row[:n]
+        orders = list(itertools.permutations(symbols))
+        hits = sum(sum(a == b for a, b in zip(order, symbols, strict=True)) for order in orders)
+        right += hits / len(orders) + 1  # + 1: the EOS label is right
+        labels += n + 1
+    assert random_order_token_accuracy(data) == pytest.approx(right / labels, abs=1e-12)
+    # (1 + 1) / 4 for "a b c", (2 + 1) / 3 for "a a", (1 + 1) / 2 for "d": 7 right of 9 labels.
+    assert random_order_token_accuracy(data) == pytest.approx(7 / 9, abs=1e-12)
+    with pytest.raises(TypeError, match="data"):
+        random_order_token_accuracy(data.tgt)
+    empty = TaskData(data.src[:, :0], data.tgt[:, :0], torch.zeros(3, dtype=torch.long))
+    with pytest.raises(ValueError, match="data"):
+        random_order_token_accuracy(empty)

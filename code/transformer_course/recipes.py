@@ -18,6 +18,7 @@ from .training import TrainConfig
 
 COPY_TASK = TaskConfig("copy", num_symbols=10, min_len=3, max_len=10)
 REVERSE_TASK = TaskConfig("reverse", num_symbols=10, min_len=3, max_len=8)  # shorter: quicker
+SORT_TASK = TaskConfig("sort", num_symbols=10, min_len=3, max_len=10)  # chapter 6's exercise
 HELD_OUT_SIZE = 1000  # distinct held-out sequences, never drawn for training
 HELD_OUT_SEEDS = {"copy": 1234, "reverse": 4321, "sort": 2468}
 
