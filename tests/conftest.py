@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 import pytest
+import torch
 from site_utils import require_site
+
+
+@pytest.fixture(autouse=True, scope="session")
+def one_thread():
+    """One torch thread, as in the chapters: tiny models gain nothing from a second, and on a
+    busy 2-core machine a waiting thread spins and slows everything down."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
 
 
 @pytest.fixture(scope="session")

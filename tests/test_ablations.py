@@ -28,13 +28,6 @@ MODEL = TransformerConfig(TASK.vocab_size, TASK.vocab_size, d_model=16, num_head
 TRAIN = TrainConfig(steps=12, batch_size=16, warmup=5, lr_scale=0.5, eval_every=4)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 @pytest.fixture(scope="module")
 def held_out():

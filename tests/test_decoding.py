@@ -160,14 +160,6 @@ def test_bad_input():
 
 # Greedy decoding against one-sequence-at-a-time decoding (from the chapter 5 branch).
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread; two threads on a busy 2-core machine crawl."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 @pytest.fixture(scope="module")
 def model16():

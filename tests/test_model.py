@@ -31,14 +31,6 @@ SMALL = dict(d_model=16, num_heads=4, num_encoder_layers=2, num_decoder_layers=2
              max_len=12)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread; two threads on a busy 2-core machine crawl."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def small(src_vocab: int = 23, tgt_vocab: int = 29, **kw) -> Transformer:
     torch.manual_seed(0)

@@ -19,14 +19,6 @@ SMALL = CopyTaskConfig(vocab_size=8, d_model=16, train_len=8, test_len=20, batch
                        steps=100, eval_rows=64)
 
 
-@pytest.fixture(autouse=True)
-def one_thread():
-    """These models are tiny: on a shared machine one thread is several times faster than two."""
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
 
 @pytest.mark.parametrize("position", ["none", "sinusoidal", "learned"])
 def test_model_shapes_and_causality(position):

@@ -20,14 +20,6 @@ SIZES = dict(d_model=32, num_heads=4, num_encoder_layers=2, num_decoder_layers=3
 TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-10}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models run fastest on one thread; two threads on a busy 2-core machine crawl."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
-
 
 def batch() -> tuple[torch.Tensor, torch.Tensor]:
     g = torch.Generator().manual_seed(1)

@@ -105,15 +105,8 @@ def tiny_setup():
     return task, held_out, model_config
 
 
-@pytest.fixture
-def one_thread():
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
 
-
-def test_a_short_run_learns_to_copy(one_thread):
+def test_a_short_run_learns_to_copy():
     task, held_out, model_config = tiny_setup()
     config = TrainConfig(steps=300, batch_size=64, warmup=30, lr_scale=0.7, eval_every=25)
     model, result = train_on_task(task, model_config, config, held_out)
