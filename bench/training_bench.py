@@ -8,6 +8,7 @@ checks that decide when the target is reached are not counted.
 from __future__ import annotations
 
 import statistics
+from dataclasses import replace
 
 from transformer_course.notebook import set_threads
 from transformer_course.recipes import (
@@ -32,7 +33,7 @@ def _run(task: TaskConfig, model_config, config: TrainConfig, seeds: list[int], 
     held_out = held_out_set(task, held_out_size)
     runs = []
     for seed in seeds:
-        train = TrainConfig(**{**config.__dict__, "seed": seed, "target_accuracy": target})
+        train = replace(config, seed=seed, target_accuracy=target)
         model, result = train_on_task(task, model_config, train, held_out)
         metrics, _ = evaluate_decoding(model, held_out)
         runs.append({"seed": seed, "steps": result.steps, "seconds": result.seconds,
@@ -63,10 +64,9 @@ def run_training_bench(*, quick: bool = False, repeats: int = 3) -> dict:
     results = {}
     for task in (COPY_TASK, REVERSE_TASK):
         target = TARGETS[task.name]
-        ours_config = FAST_TRAINING if not quick else TrainConfig(
-            **{**FAST_TRAINING.__dict__, "steps": 20, "eval_every": 10})
-        seed_config = SEED_NOTEBOOK_TRAINING if not quick else TrainConfig(
-            **{**SEED_NOTEBOOK_TRAINING.__dict__, "steps": 20, "eval_every": 10})
+        tiny = {"steps": 20, "eval_every": 10} if quick else {}
+        ours_config = replace(FAST_TRAINING, **tiny)
+        seed_config = replace(SEED_NOTEBOOK_TRAINING, **tiny)
         ours = _run(task, small_model(task), ours_config, seeds, target, held_out_size)
         seed = _run(task, seed_notebook_model(task), seed_config, seeds, target, held_out_size)
         ratio = (seed["time_to_target_s"] / ours["time_to_target_s"]
