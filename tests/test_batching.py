@@ -121,3 +121,5 @@ def test_bad_input():
         task_batches(TaskConfig(), 4, 7)
     with pytest.raises(ValueError, match="exclude"):
         task_batches(TaskConfig(), 4, g, exclude=torch.zeros(1, 1, dtype=torch.long))
+    with pytest.raises(ValueError, match="length_power"):
+        task_batches(TaskConfig(), 4, g, length_power=-0.5)

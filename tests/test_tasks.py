@@ -15,6 +15,7 @@ from transformer_course.tasks import (
     TASKS,
     TaskConfig,
     apply_task,
+    length_probabilities,
     sample_task,
     sequence_keys,
 )
@@ -35,6 +36,38 @@ def test_apply_task_by_hand():
                                                             [3, 8, 6, 6]]
     assert apply_task("sort", SRC, LENGTHS).tolist() == [[3, 5, 7, 0], [4, 9, 0, 0],
                                                          [3, 6, 6, 8]]
+
+
+def test_length_probabilities_follow_the_power():
+    config = TaskConfig(min_len=3, max_len=10)
+    n = torch.arange(3, 11, dtype=torch.float64)
+    for power in (0, 1, 2, 0.5):
+        p = length_probabilities(config, power)
+        assert p.shape == (8,) and abs(p.sum().item() - 1) < 1e-12
+        assert torch.allclose(p / p[0], (n / 3) ** power)  # P(n) / P(3) = (n / 3) ** power
+    uniform = torch.full((8,), 1 / 8, dtype=torch.float64)
+    assert torch.allclose(length_probabilities(config), uniform)
+
+
+@pytest.mark.parametrize("power", [1.0, 2.0])
+def test_drawn_lengths_match_their_probabilities(power):
+    config = TaskConfig(min_len=3, max_len=10)
+    n_draws = 20_000
+    data = sample_task(config, n_draws, torch.Generator().manual_seed(0), length_power=power)
+    counts = torch.bincount(data.lengths - 3, minlength=8).double()
+    expected = n_draws * length_probabilities(config, power)
+    # Each count is binomial: allow 5 standard deviations (a wrong power misses by far more).
+    tolerance = 5 * (expected * (1 - expected / n_draws)).sqrt()
+    assert ((counts - expected).abs() < tolerance).all(), (counts, expected)
+    uniform = sample_task(config, n_draws, torch.Generator().manual_seed(0))
+    assert data.lengths.double().mean() > uniform.lengths.double().mean() + 0.5
+
+
+def test_length_power_zero_is_the_uniform_draw():
+    config = TaskConfig("reverse", min_len=2, max_len=9)
+    a = sample_task(config, 64, torch.Generator().manual_seed(5))
+    b = sample_task(config, 64, torch.Generator().manual_seed(5), length_power=0.0)
+    assert torch.equal(a.src, b.src) and torch.equal(a.lengths, b.lengths)
 
 
 @settings(max_examples=30, deadline=None)
@@ -124,6 +157,14 @@ def test_bad_sample_task_and_keys():
         sample_task(TaskConfig(), 5, 0)
     with pytest.raises(ValueError, match="exclude"):
         sample_task(TaskConfig(), 5, g, exclude=torch.zeros(2, 2, dtype=torch.long))
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="length_power"):
+            sample_task(TaskConfig(), 5, g, length_power=bad)
+    for bad in ("2", True, None):
+        with pytest.raises(TypeError, match="length_power"):
+            sample_task(TaskConfig(), 5, g, length_power=bad)
+    with pytest.raises(TypeError, match="config"):
+        length_probabilities("copy", 1.0)
     with pytest.raises(ValueError, match="n must be at most 12"):
         sample_task(TaskConfig(num_symbols=3, min_len=1, max_len=2), 13, g, unique=True)
     with pytest.raises(ValueError, match="src"):

@@ -9,7 +9,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_course.batching import make_batch
+from transformer_course.batching import make_batch, task_batches
 from transformer_course.model import TransformerConfig, build_model
 from transformer_course.tasks import TaskConfig, sample_task
 from transformer_course.training import (
@@ -118,6 +118,31 @@ def test_a_short_run_learns_to_copy():
     assert decoded.shape[0] == 200 and not model.training
 
 
+def test_train_on_task_draws_lengths_with_the_configured_power(monkeypatch):
+    import transformer_course.training as training
+
+    task, _, model_config = tiny_setup()
+    # a small held-out set: excluding many short sequences would itself skew the lengths
+    held_out = sample_task(task, 4, torch.Generator().manual_seed(99), unique=True)
+    seen = []
+
+    def spy(*args, **kwargs):
+        stream = task_batches(*args, **kwargs)
+        while True:
+            batch = next(stream)
+            seen.append((batch.tgt_out != batch.pad_id).sum(dim=1) - 1)  # lengths, EOS dropped
+            yield batch
+
+    monkeypatch.setattr(training, "task_batches", spy)
+    for power in (0.0, 3.0):
+        config = TrainConfig(steps=5, batch_size=200, warmup=5, eval_every=0,
+                             length_power=power)
+        train_on_task(task, model_config, config, held_out)
+    uniform, biased = torch.cat(seen[:5]).double(), torch.cat(seen[5:]).double()
+    # lengths 2..5: mean 3.5 when uniform, (2^4+3^4+4^4+5^4)/(2^3+3^3+4^3+5^3) = 4.37 for power 3
+    assert abs(uniform.mean().item() - 3.5) < 0.1 and abs(biased.mean().item() - 4.37) < 0.1
+
+
 def test_evaluate_is_perfect_for_a_model_that_predicts_the_labels():
     class Oracle(torch.nn.Module):
         config = None
@@ -162,7 +187,7 @@ def test_bad_input():
     for field, value in (("steps", 0), ("warmup", -1), ("eval_every", -1), ("seed", -2),
                          ("lr_scale", 0.0), ("label_smoothing", 1.5), ("betas", (0.9,)),
                          ("adam_eps", 0.0), ("grad_clip", -1.0), ("target_accuracy", 2.0),
-                         ("constant_lr", 0.0), ("constant_lr", True)):
+                         ("constant_lr", 0.0), ("constant_lr", True), ("length_power", -1.0)):
         with pytest.raises(ValueError, match=field):
             TrainConfig(**{field: value})
     with pytest.raises(TypeError, match="use_warmup"):

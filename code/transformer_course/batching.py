@@ -17,7 +17,7 @@ import torch
 
 from .checks import check_array, check_positive_int
 from .masks import decoder_self_attention_mask, padding_mask_from_tokens
-from .tasks import BOS_ID, EOS_ID, PAD_ID, TaskConfig, sample_task
+from .tasks import BOS_ID, EOS_ID, PAD_ID, TaskConfig, check_length_power, sample_task
 
 
 @dataclass(frozen=True)
@@ -173,12 +173,15 @@ def trim_batch(batch: Batch) -> Batch:
 
 
 def task_batches(config: TaskConfig, batch_size: int, generator: torch.Generator, *,
-                 exclude: torch.Tensor | None = None) -> Iterator[Batch]:
+                 exclude: torch.Tensor | None = None,
+                 length_power: float = 0.0) -> Iterator[Batch]:
     """An endless stream of fresh training batches of a task.
 
     Args:
         config: the task. batch_size: sequences per batch. generator: a seeded torch.Generator.
         exclude: keys (from ``tasks.sequence_keys``) of held-out sources never to draw.
+        length_power: draw lengths n with probability proportional to n ** length_power
+            (0: uniform; see ``tasks.sample_task``).
     """
     check_positive_int("batch_size", batch_size)
     if not isinstance(config, TaskConfig):
@@ -187,10 +190,12 @@ def task_batches(config: TaskConfig, batch_size: int, generator: torch.Generator
         raise TypeError(f"generator must be a torch.Generator; got {type(generator).__name__}")
     if exclude is not None:
         check_array("exclude", exclude, kind=torch.Tensor, ndim=1, shape="(m,)")
+    check_length_power(length_power)
 
     def stream() -> Iterator[Batch]:
         while True:
-            data = sample_task(config, batch_size, generator, exclude=exclude)
+            data = sample_task(config, batch_size, generator, exclude=exclude,
+                               length_power=length_power)
             yield trim_batch(make_batch(data.src, data.tgt))
 
     return stream()

@@ -2,7 +2,10 @@
 
 - The fast recipe: a deliberately small model (one encoder and one decoder layer of width 32,
   two heads, no dropout) trained hard with the paper's schedule (Vaswani et al., 2017, section 5.3)
-  scaled to a short warm-up.
+  scaled to a short warm-up. Beyond size, dropout and schedule, two settings depart from the
+  paper, and chapter 6 measures both: Adam's beta_1 is 0.7 (paper: 0.9), and training draws long
+  sequences more often than the held-out set does (every batch is padded to its longest sequence,
+  so long rows cost nothing extra).
 - The seed notebook's recipe, the baseline the benchmark compares against: N = 2 layers,
   d_model 64, d_ff 128, 2 heads, dropout 0.1, Adam at a constant 1e-3, 20 epochs of 20 batches
   of 32 sequences (400 steps).
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import torch
 
+from .ablations import Ablation
 from .model import TransformerConfig
 from .tasks import TaskConfig, TaskData, sample_task
 from .training import TrainConfig
@@ -25,9 +29,19 @@ HELD_OUT_SEEDS = {"copy": 1234, "reverse": 4321, "sort": 2468}
 FAST_TRAINING = TrainConfig(
     steps=800,  # budget; training stops at the first check with every held-out sequence right
     batch_size=128,
-    warmup=30,  # a short warm-up: the model is tiny and the data endless
-    lr_scale=0.7,  # peak rate 0.7 * 32^-0.5 * 30^-0.5, about 0.023
+    warmup=60,
+    lr_scale=1.15,  # peak rate 1.15 * 32^-0.5 * 60^-0.5, about 0.026
+    betas=(0.7, 0.98),  # beta_1 0.7, not the paper's 0.9: less momentum, fewer steps
+    length_power=2.0,  # long sequences more often: P(n) ~ n^2 (the held-out set stays uniform)
     eval_every=10,
+)
+
+PAPER_BETA_1 = 0.9  # Adam's beta_1 in the paper (section 5.3)
+RECIPE_DEPARTURES = (  # FAST_TRAINING with one departure from the paper undone (chapter 6)
+    Ablation("beta_1 = 0.9", "Adam's beta_1 as in the paper",
+             train_changes={"betas": (PAPER_BETA_1, FAST_TRAINING.betas[1])}),
+    Ablation("uniform lengths", "training lengths drawn uniformly, like the held-out set",
+             train_changes={"length_power": 0.0}),
 )
 
 SEED_NOTEBOOK_TRAINING = TrainConfig(

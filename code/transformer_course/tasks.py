@@ -12,6 +12,7 @@ padding. Source and target of these tasks always have the same length.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import torch
@@ -133,15 +134,48 @@ def sequence_keys(src: torch.Tensor, vocab_size: int) -> torch.Tensor:
     return (src.long() * powers).sum(dim=1)
 
 
+def check_length_power(length_power: float) -> None:
+    """Check a length bias: a finite, non-negative real number (see :func:`sample_task`)."""
+    if isinstance(length_power, bool) or not isinstance(length_power, int | float):
+        raise TypeError(f"length_power must be a non-negative number; "
+                        f"got {type(length_power).__name__} {length_power!r}")
+    if not (math.isfinite(length_power) and length_power >= 0):
+        raise ValueError(f"length_power must be a finite number >= 0; got {length_power}")
+
+
+def length_probabilities(config: TaskConfig, length_power: float = 0.0) -> torch.Tensor:
+    """P(n) for n = min_len .. max_len when lengths are drawn with P(n) proportional to
+    n ** length_power: (max_len - min_len + 1,) float64, summing to 1 (0: uniform)."""
+    if not isinstance(config, TaskConfig):
+        raise TypeError(f"config must be a TaskConfig; got {type(config).__name__}")
+    check_length_power(length_power)
+    weights = torch.arange(config.min_len, config.max_len + 1, dtype=torch.float64)
+    weights = weights ** float(length_power)
+    return weights / weights.sum()
+
+
+def _draw_lengths(config: TaskConfig, n: int, generator: torch.Generator,
+                  length_power: float) -> torch.Tensor:
+    if length_power == 0:  # uniform: randint, so uniform draws match earlier versions exactly
+        return torch.randint(config.min_len, config.max_len + 1, (n,), generator=generator)
+    probabilities = length_probabilities(config, length_power)
+    picks = torch.multinomial(probabilities, n, replacement=True, generator=generator)
+    return picks + config.min_len
+
+
 def sample_task(config: TaskConfig, n: int, generator: torch.Generator, *,
-                exclude: torch.Tensor | None = None, unique: bool = False) -> TaskData:
-    """Draw ``n`` source sequences of uniform length and symbols, and their targets.
+                exclude: torch.Tensor | None = None, unique: bool = False,
+                length_power: float = 0.0) -> TaskData:
+    """Draw ``n`` source sequences of uniform symbols, and their targets.
 
     Args:
         config: the task. n: number of pairs. generator: a seeded ``torch.Generator``.
         exclude: optional (m,) keys from :func:`sequence_keys`; sources with these keys are
             redrawn, so a training stream never contains a held-out sequence.
         unique: redraw duplicates, so all n sources differ (for a held-out set).
+        length_power: lengths n are drawn with probability proportional to n ** length_power:
+            0 (the default) draws them uniformly, 1 in proportion to their length, 2 to its
+            square (more long sequences; see :func:`length_probabilities`).
 
     Returns:
         a :class:`TaskData` with sources of width ``config.max_len``.
@@ -153,6 +187,7 @@ def sample_task(config: TaskConfig, n: int, generator: torch.Generator, *,
         raise TypeError(f"generator must be a torch.Generator; got {type(generator).__name__}")
     if exclude is not None:
         check_array("exclude", exclude, kind=torch.Tensor, ndim=1, shape="(m,)")
+    check_length_power(length_power)
     space = sum(config.num_symbols ** k for k in range(config.min_len, config.max_len + 1))
     if unique and n > space:
         raise ValueError(f"n must be at most {space}, the number of distinct sequences, when "
@@ -161,7 +196,7 @@ def sample_task(config: TaskConfig, n: int, generator: torch.Generator, *,
     lengths = torch.empty(0, dtype=torch.long)
     while src.shape[0] < n:
         need = n - src.shape[0]
-        new_len = torch.randint(config.min_len, config.max_len + 1, (need,), generator=generator)
+        new_len = _draw_lengths(config, need, generator, length_power)
         symbols = torch.randint(NUM_SPECIAL, config.vocab_size, (need, config.max_len),
                                 generator=generator)  # (need, L)
         real = torch.arange(config.max_len)[None, :] < new_len[:, None]  # (need, L)
