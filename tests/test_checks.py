@@ -16,6 +16,7 @@ from transformer_course.checks import (
     check_broadcastable,
     check_dim,
     check_fraction,
+    check_instance,
     check_positive_int,
 )
 
@@ -56,6 +57,15 @@ def test_check_array_min_ndim_and_floating() -> None:
     with pytest.raises(TypeError, match=r"^value must have a floating-point dtype; got torch\.int"):
         check_array("value", torch.zeros(3, dtype=torch.int32), floating=True)
     check_array("value", torch.zeros(3, dtype=torch.float16), floating=True)
+
+
+def test_check_instance_names_argument_and_both_types() -> None:
+    check_instance("config", {"a": 1}, dict)
+    check_instance("flag", True, bool)
+    with pytest.raises(TypeError, match=r"^config must be a dict; got list$"):
+        check_instance("config", [1], dict)
+    with pytest.raises(TypeError, match=r"^x must be a Tensor; got ndarray$"):
+        check_instance("x", np.zeros(2), torch.Tensor)
 
 
 def test_check_dim() -> None:

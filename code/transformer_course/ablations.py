@@ -18,7 +18,7 @@ import torch
 from torch import nn
 
 from .batching import Batch, make_batch
-from .checks import check_array
+from .checks import check_array, check_instance
 from .tasks import EOS_ID, PAD_ID, TaskConfig, TaskData
 from .training import TrainConfig, TrainResult, evaluate, evaluate_decoding, train_on_task
 
@@ -69,12 +69,9 @@ def ablation_row(variant: str, seed: int, model: nn.Module, result: TrainResult,
         keep_outputs: also store the (n, L) greedy outputs under "outputs".
         batch: ``make_batch(held_out.src, held_out.tgt)``, if already built.
     """
-    if not isinstance(variant, str):
-        raise TypeError(f"variant must be a str; got {type(variant).__name__}")
-    if not isinstance(result, TrainResult):
-        raise TypeError(f"result must be a TrainResult; got {type(result).__name__}")
-    if not isinstance(held_out, TaskData):
-        raise TypeError(f"held_out must be a TaskData; got {type(held_out).__name__}")
+    check_instance("variant", variant, str)
+    check_instance("result", result, TrainResult)
+    check_instance("held_out", held_out, TaskData)
     if batch is None:
         batch = make_batch(held_out.src, held_out.tgt)
     decoded, outputs = evaluate_decoding(model, held_out)
@@ -115,13 +112,9 @@ def run_ablations(task: TaskConfig, model_config: Any, train_config: TrainConfig
     """
     from .model import TransformerConfig
 
-    if not isinstance(model_config, TransformerConfig):
-        raise TypeError(f"model_config must be a TransformerConfig; "
-                        f"got {type(model_config).__name__}")
-    if not isinstance(train_config, TrainConfig):
-        raise TypeError(f"train_config must be a TrainConfig; got {type(train_config).__name__}")
-    if not isinstance(held_out, TaskData):
-        raise TypeError(f"held_out must be a TaskData; got {type(held_out).__name__}")
+    check_instance("model_config", model_config, TransformerConfig)
+    check_instance("train_config", train_config, TrainConfig)
+    check_instance("held_out", held_out, TaskData)
     if isinstance(ablations, Ablation) or not ablations:
         raise ValueError("ablations must be a non-empty sequence of Ablation")
     for i, ablation in enumerate(ablations):
@@ -156,8 +149,7 @@ def order_free_accuracy(outputs: torch.Tensor, data: TaskData, *, eos_id: int = 
         fraction whose tokens before that EOS are the target's symbols in some order).
     """
     check_array("outputs", outputs, kind=torch.Tensor, ndim=2, shape="(n, L)")
-    if not isinstance(data, TaskData):
-        raise TypeError(f"data must be a TaskData; got {type(data).__name__}")
+    check_instance("data", data, TaskData)
     if outputs.is_floating_point() or outputs.dtype == torch.bool or (
             outputs.numel() and int(outputs.min()) < 0):
         raise ValueError(f"outputs must hold non-negative integer ids; got dtype {outputs.dtype}")
@@ -186,8 +178,7 @@ def random_order_token_accuracy(data: TaskData, *, pad_id: int = PAD_ID) -> floa
     Args:
         data: the pairs; their (n, L) targets and (n,) lengths are used.
     """
-    if not isinstance(data, TaskData):
-        raise TypeError(f"data must be a TaskData; got {type(data).__name__}")
+    check_instance("data", data, TaskData)
     if len(data) == 0 or int(data.lengths.min()) < 1:
         raise ValueError("data must hold at least one pair, each with at least one symbol")
     tgt = data.tgt.long()

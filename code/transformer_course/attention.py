@@ -19,7 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .checks import check_array, check_broadcastable, check_fraction
+from .checks import check_array, check_broadcastable, check_fraction, check_instance
 
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
 
@@ -139,8 +139,7 @@ def scaled_dot_product_attention(
     """
     _check_qkv(q, k, v, mask, torch.Tensor)
     check_fraction("dropout_p", dropout_p)
-    if not isinstance(need_weights, bool):
-        raise TypeError(f"need_weights must be a bool; got {type(need_weights).__name__}")
+    check_instance("need_weights", need_weights, bool)
     scale = _resolve_scale(scale, q.shape[-1])
     if not need_weights:
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .checks import check_array, check_positive_int
+from .checks import check_array, check_instance, check_positive_int
 from .masks import decoder_self_attention_mask, padding_mask_from_tokens
 from .tasks import BOS_ID, EOS_ID, PAD_ID, TaskConfig, check_length_power, sample_task
 
@@ -163,8 +163,7 @@ def make_batch(src: Sequences, tgt: Sequences, *, pad_id: int = PAD_ID, bos_id: 
 
 def trim_batch(batch: Batch) -> Batch:
     """The same batch with all-padding columns at the right removed (less work per step)."""
-    if not isinstance(batch, Batch):
-        raise TypeError(f"batch must be a Batch; got {type(batch).__name__}")
+    check_instance("batch", batch, Batch)
     S = max(int(batch.src_mask.sum(dim=-1).max()), 1)
     T = max(int((batch.tgt_in != batch.pad_id).sum(dim=1).max()), 1)
     return Batch(src=batch.src[:, :S], src_mask=batch.src_mask[..., :S],
@@ -184,8 +183,7 @@ def task_batches(config: TaskConfig, batch_size: int, generator: torch.Generator
             (0: uniform; see ``tasks.sample_task``).
     """
     check_positive_int("batch_size", batch_size)
-    if not isinstance(config, TaskConfig):
-        raise TypeError(f"config must be a TaskConfig; got {type(config).__name__}")
+    check_instance("config", config, TaskConfig)
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator; got {type(generator).__name__}")
     if exclude is not None:

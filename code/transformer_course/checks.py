@@ -59,6 +59,12 @@ def check_array(
             raise TypeError(f"{name} must have a floating-point dtype; got {x.dtype}")
 
 
+def check_instance(name: str, value: Any, kind: type) -> None:
+    """Check that ``value`` is an instance of ``kind``; the TypeError names both types."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} must be a {kind.__name__}; got {type(value).__name__}")
+
+
 def check_dim(name: str, x: Any, axis: int, expected: int, shape: str = "") -> None:
     """Check that ``x.shape[axis] == expected``."""
     actual = int(x.shape[axis])

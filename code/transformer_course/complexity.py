@@ -26,7 +26,7 @@ from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import FlopCounterMode
 
 from .attention import scaled_dot_product_attention
-from .checks import check_array, check_positive_int
+from .checks import check_array, check_instance, check_positive_int
 from .multihead import MultiHeadAttention
 from .paths import KINDS, check_kind, check_odd, counted_path_length
 from .recurrence import ElmanRNN
@@ -192,8 +192,7 @@ def counting_device(kind: str) -> str:
 
 def count_table1(config: Table1Config = Table1Config()) -> pd.DataFrame:
     """Table 1 counted at ``config``: one row per layer kind, numeric columns."""
-    if not isinstance(config, Table1Config):
-        raise TypeError(f"config must be a Table1Config; got {type(config).__name__}")
+    check_instance("config", config, Table1Config)
     n, d, k, r = config.n, config.d, config.kernel_size, config.neighbourhood
     options = {"kernel_size": k, "neighbourhood": r}
     rows = []
@@ -218,8 +217,7 @@ def format_table1(counted: pd.DataFrame, config: Table1Config = Table1Config()) 
     """
     if not isinstance(counted, pd.DataFrame) or list(counted.index) != list(KINDS):
         raise ValueError(f"counted must be the DataFrame from count_table1 with rows {KINDS}")
-    if not isinstance(config, Table1Config):
-        raise TypeError(f"config must be a Table1Config; got {type(config).__name__}")
+    check_instance("config", config, Table1Config)
     n = config.n
     columns = {}
     for kind, row in counted.iterrows():

@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .checks import check_array, check_positive_int
+from .checks import check_array, check_instance, check_positive_int
 from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEmbedding
 
@@ -65,8 +65,7 @@ def make_lookup_batch(task: LookupTask, batch_size: int, generator: torch.Genera
     Returns:
         tokens (B, T) int64 ids, anchors (B,) marked positions, targets (B, T) with IGNORE at t = 0.
     """
-    if not isinstance(task, LookupTask):
-        raise TypeError(f"task must be a LookupTask; got {type(task).__name__}")
+    check_instance("task", task, LookupTask)
     check_positive_int("batch_size", batch_size)
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator; got {type(generator).__name__}")
@@ -115,10 +114,8 @@ class LookupModel(nn.Module):
 
     def __init__(self, task: LookupTask, config: TrainConfig) -> None:
         super().__init__()
-        if not isinstance(task, LookupTask):
-            raise TypeError(f"task must be a LookupTask; got {type(task).__name__}")
-        if not isinstance(config, TrainConfig):
-            raise TypeError(f"config must be a TrainConfig; got {type(config).__name__}")
+        check_instance("task", task, LookupTask)
+        check_instance("config", config, TrainConfig)
         self.task = task
         self.embed = nn.Embedding(task.vocab_size, config.d_model)
         self.positions = LearnedPositionalEmbedding(config.d_model, task.seq_len)
@@ -174,10 +171,8 @@ def train_lookup_model(task: LookupTask, config: TrainConfig) -> TrainResult:
     Set the thread count (and deterministic algorithms) beforehand, e.g. with ``setup_notebook``,
     for bit-identical reruns.
     """
-    if not isinstance(task, LookupTask):
-        raise TypeError(f"task must be a LookupTask; got {type(task).__name__}")
-    if not isinstance(config, TrainConfig):
-        raise TypeError(f"config must be a TrainConfig; got {type(config).__name__}")
+    check_instance("task", task, LookupTask)
+    check_instance("config", config, TrainConfig)
     model = build_lookup_model(task, config)
     data = torch.Generator().manual_seed(config.seed)
     optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
@@ -200,10 +195,8 @@ def train_lookup_model(task: LookupTask, config: TrainConfig) -> TrainResult:
 @torch.no_grad()
 def evaluate_lookup_model(model: LookupModel, batch: LookupBatch) -> tuple[float, torch.Tensor]:
     """Accuracy over the batch's scored positions (t >= 1) and the weights (B, h, T, T)."""
-    if not isinstance(model, LookupModel):
-        raise TypeError(f"model must be a LookupModel; got {type(model).__name__}")
-    if not isinstance(batch, LookupBatch):
-        raise TypeError(f"batch must be a LookupBatch; got {type(batch).__name__}")
+    check_instance("model", model, LookupModel)
+    check_instance("batch", batch, LookupBatch)
     was_training = model.training
     model.eval()
     logits, weights = model(batch.tokens, need_weights=True)
@@ -249,8 +242,7 @@ def token_labels(task: LookupTask, tokens: torch.Tensor) -> list[str]:
     Args:
         tokens: (T,) ids in 0..2V-1.
     """
-    if not isinstance(task, LookupTask):
-        raise TypeError(f"task must be a LookupTask; got {type(task).__name__}")
+    check_instance("task", task, LookupTask)
     check_array("tokens", tokens, kind=torch.Tensor, ndim=1, shape="(T,)")
     if tokens.is_floating_point() or tokens.dtype == torch.bool:
         raise TypeError(f"tokens must hold integer ids; got dtype {tokens.dtype}")
@@ -266,8 +258,7 @@ def check_lookup_targets(task: LookupTask, tokens: torch.Tensor, targets: torch.
     Args:
         tokens: (B, T) ids with exactly one marked token per row. targets: (B, T).
     """
-    if not isinstance(task, LookupTask):
-        raise TypeError(f"task must be a LookupTask; got {type(task).__name__}")
+    check_instance("task", task, LookupTask)
     shape = f"(B, T={task.seq_len})"
     check_array("tokens", tokens, kind=torch.Tensor, ndim=2, shape=shape)
     check_array("targets", targets, kind=torch.Tensor, ndim=2, shape=shape)

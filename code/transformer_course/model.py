@@ -19,7 +19,13 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .checks import check_array, check_broadcastable, check_fraction, check_positive_int
+from .checks import (
+    check_array,
+    check_broadcastable,
+    check_fraction,
+    check_instance,
+    check_positive_int,
+)
 from .masks import causal_mask
 from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
@@ -298,8 +304,7 @@ class Transformer(nn.Module):
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
-        if not isinstance(config, TransformerConfig):
-            raise TypeError(f"config must be a TransformerConfig; got {type(config).__name__}")
+        check_instance("config", config, TransformerConfig)
         self.config = c = config
         self.src_embed = Embeddings(c.src_vocab_size, c.d_model, c.max_len, c.positional,
                                     c.dropout)

@@ -26,6 +26,7 @@ from .checks import (
     check_broadcastable,
     check_dim,
     check_fraction,
+    check_instance,
     check_positive_int,
 )
 from .masks import combine_masks
@@ -104,8 +105,7 @@ class MultiHeadAttention(nn.Module):
 @torch.no_grad()
 def load_torch_mha_weights(ours: MultiHeadAttention, theirs: nn.MultiheadAttention) -> None:
     """Copy the weights of a ``torch.nn.MultiheadAttention`` (same d_model and heads) into ours."""
-    if not isinstance(ours, MultiHeadAttention):
-        raise TypeError(f"ours must be a MultiHeadAttention; got {type(ours).__name__}")
+    check_instance("ours", ours, MultiHeadAttention)
     if not isinstance(theirs, nn.MultiheadAttention):
         raise TypeError(f"theirs must be a torch.nn.MultiheadAttention; "
                         f"got {type(theirs).__name__}")
@@ -252,8 +252,7 @@ def _affine(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
 def mha_parameters_numpy(module: MultiHeadAttention) -> dict[str, np.ndarray]:
     """A module's weights as float64 NumPy arrays, keyed and oriented for
     :func:`multi_head_attention_numpy` (weights transposed to x @ W form; biases if present)."""
-    if not isinstance(module, MultiHeadAttention):
-        raise TypeError(f"module must be a MultiHeadAttention; got {type(module).__name__}")
+    check_instance("module", module, MultiHeadAttention)
     params: dict[str, np.ndarray] = {}
     for role in ("q", "k", "v", "o"):
         layer = getattr(module, f"w_{role}")

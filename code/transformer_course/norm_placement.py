@@ -13,7 +13,7 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from .checks import check_positive_int
+from .checks import check_instance, check_positive_int
 from .model import TransformerConfig, build_model
 
 COLUMNS = ("stack", "norm", "layer", "hidden RMS", "gradient norm")
@@ -56,10 +56,8 @@ def layer_profile(norm_first: bool, config: DepthConfig = DepthConfig()) -> pd.D
         One row per layer, encoder layers 1..N then decoder layers 1..N, with the columns
         stack, norm ("post-norm" / "pre-norm"), layer, hidden RMS, gradient norm.
     """
-    if not isinstance(norm_first, bool):
-        raise TypeError(f"norm_first must be a bool; got {type(norm_first).__name__}")
-    if not isinstance(config, DepthConfig):
-        raise TypeError(f"config must be a DepthConfig; got {type(config).__name__}")
+    check_instance("norm_first", norm_first, bool)
+    check_instance("config", config, DepthConfig)
     torch.manual_seed(config.seed)
     model = build_model(TransformerConfig(
         config.vocab_size, config.vocab_size, d_model=config.d_model, num_heads=config.num_heads,

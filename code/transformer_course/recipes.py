@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 
 from .ablations import Ablation
+from .checks import check_instance
 from .model import TransformerConfig
 from .tasks import TaskConfig, TaskData, sample_task
 from .training import TrainConfig
@@ -57,8 +58,7 @@ SEED_NOTEBOOK_TRAINING = TrainConfig(
 
 
 def _vocab(task: TaskConfig) -> int:
-    if not isinstance(task, TaskConfig):
-        raise TypeError(f"task must be a TaskConfig; got {type(task).__name__}")
+    check_instance("task", task, TaskConfig)
     return task.vocab_size
 
 

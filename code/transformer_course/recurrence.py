@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .checks import check_array, check_positive_int
+from .checks import check_array, check_instance, check_positive_int
 from .multihead import MultiHeadAttention
 
 
@@ -163,8 +163,7 @@ def measure_gradient_decay(config: GradientDecayConfig = GradientDecayConfig()) 
     ``MultiHeadAttention`` and a standard-normal input, in float64 so that tiny gradients do not
     underflow. The global random state is left as it was.
     """
-    if not isinstance(config, GradientDecayConfig):
-        raise TypeError(f"config must be a GradientDecayConfig; got {type(config).__name__}")
+    check_instance("config", config, GradientDecayConfig)
     for name in ("seq_len", "d_model", "num_heads", "num_seeds"):
         check_positive_int(name, getattr(config, name))
     if not (isinstance(config.recurrent_gain, int | float) and config.recurrent_gain > 0):

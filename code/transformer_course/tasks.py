@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .checks import check_array, check_positive_int
+from .checks import check_array, check_instance, check_positive_int
 
 
 @dataclass(frozen=True)
@@ -146,8 +146,7 @@ def check_length_power(length_power: float) -> None:
 def length_probabilities(config: TaskConfig, length_power: float = 0.0) -> torch.Tensor:
     """P(n) for n = min_len .. max_len when lengths are drawn with P(n) proportional to
     n ** length_power: (max_len - min_len + 1,) float64, summing to 1 (0: uniform)."""
-    if not isinstance(config, TaskConfig):
-        raise TypeError(f"config must be a TaskConfig; got {type(config).__name__}")
+    check_instance("config", config, TaskConfig)
     check_length_power(length_power)
     weights = torch.arange(config.min_len, config.max_len + 1, dtype=torch.float64)
     weights = weights ** float(length_power)
@@ -180,8 +179,7 @@ def sample_task(config: TaskConfig, n: int, generator: torch.Generator, *,
     Returns:
         a :class:`TaskData` with sources of width ``config.max_len``.
     """
-    if not isinstance(config, TaskConfig):
-        raise TypeError(f"config must be a TaskConfig; got {type(config).__name__}")
+    check_instance("config", config, TaskConfig)
     check_positive_int("n", n)
     if not isinstance(generator, torch.Generator):
         raise TypeError(f"generator must be a torch.Generator; got {type(generator).__name__}")

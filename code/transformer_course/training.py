@@ -28,7 +28,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .batching import Batch, make_batch, task_batches
-from .checks import check_array, check_fraction, check_positive_int
+from .checks import check_array, check_fraction, check_instance, check_positive_int
 from .decoding import beam_search, greedy_decode
 from .tasks import BOS_ID, EOS_ID, TaskConfig, TaskData, check_length_power, sequence_keys
 
@@ -150,8 +150,7 @@ def evaluate(model: nn.Module, batch: Batch, epsilon: float = 0.0) -> Metrics:
     When every teacher-forced prediction of a sequence is right, greedy decoding reproduces it
     exactly, so the sequence accuracy here equals greedy decoding's when it is 1.
     """
-    if not isinstance(batch, Batch):
-        raise TypeError(f"batch must be a Batch; got {type(batch).__name__}")
+    check_instance("batch", batch, Batch)
     was_training = model.training
     model.eval()
     logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)  # (B, T, V)
@@ -174,8 +173,7 @@ def evaluate_decoding(model: nn.Module, data: TaskData, *, method: str = "greedy
     Returns:
         the metrics (loss is nan) and the decoded (n, L) outputs, BOS first.
     """
-    if not isinstance(data, TaskData):
-        raise TypeError(f"data must be a TaskData; got {type(data).__name__}")
+    check_instance("data", data, TaskData)
     if method not in ("greedy", "beam"):
         raise ValueError(f"method must be 'greedy' or 'beam'; got {method!r}")
     batch = make_batch(data.src, data.tgt)
@@ -300,8 +298,7 @@ def train(model: nn.Module, batches: Iterator[Batch], config: TrainConfig,
     if not isinstance(model, nn.Module) or not hasattr(model, "config"):
         raise TypeError(f"model must be a Transformer (an nn.Module with .config); "
                         f"got {type(model).__name__}")
-    if not isinstance(config, TrainConfig):
-        raise TypeError(f"config must be a TrainConfig; got {type(config).__name__}")
+    check_instance("config", config, TrainConfig)
     if not isinstance(batches, Iterator):
         raise TypeError(f"batches must be an iterator of Batch; got {type(batches).__name__}")
     if held_out is not None and not isinstance(held_out, Batch):
@@ -364,15 +361,10 @@ def train_on_task(task: TaskConfig, model_config: object, config: TrainConfig,
     """
     from .model import TransformerConfig, build_model
 
-    if not isinstance(task, TaskConfig):
-        raise TypeError(f"task must be a TaskConfig; got {type(task).__name__}")
-    if not isinstance(model_config, TransformerConfig):
-        raise TypeError(f"model_config must be a TransformerConfig; "
-                        f"got {type(model_config).__name__}")
-    if not isinstance(config, TrainConfig):
-        raise TypeError(f"config must be a TrainConfig; got {type(config).__name__}")
-    if not isinstance(held_out, TaskData):
-        raise TypeError(f"held_out must be a TaskData; got {type(held_out).__name__}")
+    check_instance("task", task, TaskConfig)
+    check_instance("model_config", model_config, TransformerConfig)
+    check_instance("config", config, TrainConfig)
+    check_instance("held_out", held_out, TaskData)
     for name in ("src_vocab_size", "tgt_vocab_size"):
         if getattr(model_config, name) < task.vocab_size:
             raise ValueError(f"model_config.{name} must be at least the task's vocab_size "

@@ -10,7 +10,7 @@ import torch
 from matplotlib.figure import Figure
 
 from ..batching import Batch
-from ..checks import check_array, check_positive_int
+from ..checks import check_array, check_instance, check_positive_int
 from ..training import TrainConfig, TrainResult, smoothed_targets
 
 
@@ -58,8 +58,7 @@ def label_smoothing_targets(vocab_size: int, label: int, epsilons: Sequence[floa
 def training_curves(result: TrainResult, floor: float | None = None,
                     title: str = "") -> Figure:
     """Training loss per step (left) and held-out accuracies at each check (right)."""
-    if not isinstance(result, TrainResult):
-        raise TypeError(f"result must be a TrainResult; got {type(result).__name__}")
+    check_instance("result", result, TrainResult)
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(7.6, 3.2))
     steps = np.arange(1, result.steps + 1)
     ax_loss.plot(steps, result.losses, lw=1)
@@ -85,8 +84,7 @@ def training_curves(result: TrainResult, floor: float | None = None,
 
 def batch_masks(batch: Batch, index: int = 0) -> Figure:
     """The source padding mask and the target causal-and-padding mask of one batch row."""
-    if not isinstance(batch, Batch):
-        raise TypeError(f"batch must be a Batch; got {type(batch).__name__}")
+    check_instance("batch", batch, Batch)
     if not 0 <= index < len(batch):
         raise ValueError(f"index must lie in [0, {len(batch)}); got {index}")
     src = batch.src_mask[index]  # (1, S)

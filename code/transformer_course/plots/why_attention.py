@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from transformer_course.checks import check_positive_int
+from transformer_course.checks import check_instance, check_positive_int
 from transformer_course.recurrence import GradientDecay
 
 HIGHLIGHT = "C3"  # the path from the first input to the last output
@@ -101,8 +101,7 @@ def gradient_decay(result: GradientDecay) -> Figure:
 
     Lines are geometric means over seeds; bands span the smallest to the largest seed.
     """
-    if not isinstance(result, GradientDecay):
-        raise TypeError(f"result must be a GradientDecay; got {type(result).__name__}")
+    check_instance("result", result, GradientDecay)
     fig, ax = plt.subplots()
     for name, norms in (("recurrent (ElmanRNN)", result.recurrent),
                         ("self-attention (MultiHeadAttention)", result.attention)):
