@@ -21,8 +21,7 @@ TIMING_GROUPS = (("numpy",), ("explicit", "fast", "sdpa"))
 _SETUP = r"""
 import json, sys
 import numpy as np, torch, torch.nn.functional as F
-from transformer_course.attention import (scaled_dot_product_attention,
-                                          scaled_dot_product_attention_numpy)
+from transformer_course.core.attention import scaled_dot_product_attention, scaled_dot_product_attention_numpy
 B, h, T, d_k, repeats, threads = map(int, sys.argv[2:8])
 torch.set_num_threads(threads)
 g = torch.Generator().manual_seed(0)
@@ -72,7 +71,7 @@ print(json.dumps({p: {"median": statistics.median(s), "min": min(s), "max": max(
 
 _MATMUL = r"""
 import json, sys, torch
-from transformer_course.timing import time_call
+from transformer_course.notebook import time_call
 n, repeats, threads = map(int, sys.argv[1:])
 torch.set_num_threads(threads)
 a, b = torch.randn(n, n), torch.randn(n, n)

@@ -10,18 +10,20 @@ from __future__ import annotations
 import statistics
 from dataclasses import replace
 
-from transformer_course.notebook import set_threads
-from transformer_course.recipes import (
+from transformer_course.core.training import TrainConfig, evaluate_decoding
+from transformer_course.experiments.ch6_training.recipes import (
     COPY_TASK,
     FAST_TRAINING,
     REVERSE_TASK,
     SEED_NOTEBOOK_TRAINING,
     held_out_set,
     seed_notebook_model,
+    seed_notebook_task,
     small_model,
 )
-from transformer_course.tasks import TaskConfig
-from transformer_course.training import TrainConfig, evaluate_decoding, train_on_task
+from transformer_course.experiments.ch6_training.task_training import train_on_task
+from transformer_course.experiments.ch6_training.tasks import TaskConfig
+from transformer_course.notebook import set_threads
 
 from .stats import Summary, format_table
 
@@ -68,7 +70,8 @@ def run_training_bench(*, quick: bool = False, repeats: int = 3) -> dict:
         ours_config = replace(FAST_TRAINING, **tiny)
         seed_config = replace(SEED_NOTEBOOK_TRAINING, **tiny)
         ours = _run(task, small_model(task), ours_config, seeds, target, held_out_size)
-        seed = _run(task, seed_notebook_model(task), seed_config, seeds, target, held_out_size)
+        seed = _run(seed_notebook_task(task), seed_notebook_model(task), seed_config, seeds,
+                    target, held_out_size)
         ratio = (seed["time_to_target_s"] / ours["time_to_target_s"]
                  if ours["time_to_target_s"] and seed["time_to_target_s"] else None)
         results[task.name] = {

@@ -9,7 +9,10 @@ import pandas as pd
 import pytest
 import torch
 
-from transformer_course.ablations import (
+from transformer_course.core.batching import BOS_ID, EOS_ID
+from transformer_course.core.model import TransformerConfig
+from transformer_course.core.training import TrainConfig
+from transformer_course.experiments.ch6_training.ablations import (
     DEFAULT_ABLATIONS,
     Ablation,
     ablation_row,
@@ -17,9 +20,8 @@ from transformer_course.ablations import (
     random_order_token_accuracy,
     run_ablations,
 )
-from transformer_course.model import TransformerConfig
-from transformer_course.tasks import BOS_ID, EOS_ID, TaskConfig, TaskData, sample_task
-from transformer_course.training import TrainConfig, train_on_task
+from transformer_course.experiments.ch6_training.task_training import train_on_task
+from transformer_course.experiments.ch6_training.tasks import TaskConfig, TaskData, sample_task
 
 TASK = TaskConfig("reverse", num_symbols=4, min_len=2, max_len=4)
 MODEL = TransformerConfig(TASK.vocab_size, TASK.vocab_size, d_model=16, num_heads=2,

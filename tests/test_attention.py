@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_course.attention import (
+from transformer_course.core.attention import (
     naive_softmax,
     scaled_dot_product_attention,
     scaled_dot_product_attention_numpy,

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course.attention import naive_softmax, scaled_dot_product_attention_numpy, softmax
-from transformer_course.attention_exercises import (
-    check_attention,
-    check_local_causal_mask,
-    check_softmax,
+from transformer_course.core.attention import (
+    naive_softmax,
+    scaled_dot_product_attention_numpy,
+    softmax,
 )
+from transformer_course.exercises import check_attention, check_local_causal_mask, check_softmax
 
 
 def _attention_with(softmax_fn, scale=True, use_mask=True):

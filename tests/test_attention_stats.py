@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course import attention_stats as stats
+from transformer_course.experiments.ch2_scaled_dot_product_attention import attention_stats as stats
 
 
 def test_dot_product_variance_matches_theory():

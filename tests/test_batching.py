@@ -5,16 +5,16 @@ from __future__ import annotations
 import pytest
 import torch
 
-from transformer_course.batching import (
+from transformer_course.core.batching import (
     Batch,
     make_batch,
     pad_sequences,
     shift_targets,
-    task_batches,
     trim_batch,
     wrap_sources,
 )
-from transformer_course.tasks import TaskConfig, sample_task, sequence_keys
+from transformer_course.experiments.ch6_training.task_training import task_batches
+from transformer_course.experiments.ch6_training.tasks import TaskConfig, sample_task, sequence_keys
 
 T, F = True, False
 

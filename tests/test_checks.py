@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_course.checks import (
+from transformer_course.core.checks import (
     check_array,
     check_broadcastable,
     check_dim,

@@ -6,8 +6,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_course.attention import scaled_dot_product_attention
-from transformer_course.complexity import (
+from transformer_course.core.attention import scaled_dot_product_attention
+from transformer_course.experiments.ch1_why_attention.complexity import (
     PAPER_TABLE1,
     Table1Config,
     band_mask,
@@ -22,7 +22,7 @@ from transformer_course.complexity import (
     restricted_attention,
     time_forward_by_length,
 )
-from transformer_course.paths import KINDS
+from transformer_course.experiments.ch1_why_attention.paths import KINDS
 
 # FLOPs by hand: 2 per multiply-add. Attention: Q K^T and A V, each n*n*d multiply-adds. nn.RNN:
 # W_ih and W_hh, each d*d per position. Conv1d: k*d*d per position. Restricted: r keys per query.

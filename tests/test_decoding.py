@@ -9,15 +9,15 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_course.decoding import (
+from transformer_course.core.decoding import (
     beam_search,
     greedy_decode,
     length_penalty,
     model_step_function,
     sequence_log_prob,
 )
-from transformer_course.masks import padding_mask_from_tokens
-from transformer_course.model import TransformerConfig, build_model
+from transformer_course.core.masks import padding_mask_from_tokens
+from transformer_course.core.model import Transformer, TransformerConfig
 
 PAD, BOS, EOS, A, B_ = 0, 1, 2, 3, 4
 V = 5
@@ -83,7 +83,7 @@ def small_model(seed: int):
     torch.manual_seed(seed)
     config = TransformerConfig(9, 9, d_model=16, num_heads=2, num_encoder_layers=1,
                                num_decoder_layers=1, d_ff=32, dropout=0.0, max_len=16)
-    return build_model(config).eval()
+    return Transformer(config).eval()
 
 
 @settings(max_examples=15, deadline=None)
@@ -166,7 +166,7 @@ def model16():
     torch.manual_seed(3)
     config = TransformerConfig(20, 20, d_model=16, num_heads=2, num_encoder_layers=1,
                                num_decoder_layers=2, d_ff=32, max_len=12)
-    return build_model(config).double().eval()
+    return Transformer(config).double().eval()
 
 
 def slow_greedy(model, src_row: torch.Tensor, max_len: int, eos: int) -> list[int]:

@@ -8,7 +8,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_course.head_specialisation import (
+from transformer_course.experiments.ch3_multi_head_attention.head_specialisation import (
     IGNORE,
     LookupBatch,
     LookupModel,

@@ -7,8 +7,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_course.attention import scaled_dot_product_attention
-from transformer_course.masks import (
+from transformer_course.core.attention import scaled_dot_product_attention
+from transformer_course.core.masks import (
     causal_mask,
     combine_masks,
     decoder_self_attention_mask,

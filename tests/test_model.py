@@ -11,19 +11,18 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_course.masks import (
+from transformer_course.core.masks import (
     causal_mask,
     decoder_self_attention_mask,
     padding_mask_from_tokens,
 )
-from transformer_course.model import (
+from transformer_course.core.model import (
     DecoderLayer,
     Embeddings,
     EncoderLayer,
     PositionwiseFeedForward,
     Transformer,
     TransformerConfig,
-    build_model,
     count_parameters,
 )
 
@@ -35,7 +34,7 @@ SMALL = dict(d_model=16, num_heads=4, num_encoder_layers=2, num_decoder_layers=2
 def small(src_vocab: int = 23, tgt_vocab: int = 29, **kw) -> Transformer:
     torch.manual_seed(0)
     config = TransformerConfig(src_vocab, tgt_vocab, **{**SMALL, "dropout": 0.0, **kw})
-    return build_model(config).double().eval()
+    return Transformer(config).double().eval()
 
 
 @functools.cache
@@ -200,7 +199,7 @@ def test_count_skips_frozen_parameters_and_rejects_non_modules():
 ])
 def test_paper_base_and_big_counts_within_five_percent(sizes, paper):
     with torch.device("meta"):
-        model = build_model(TransformerConfig(37000, 37000, **sizes))
+        model = Transformer(TransformerConfig(37000, 37000, **sizes))
     assert abs(count_parameters(model) / paper - 1) < 0.05
 
 
@@ -290,7 +289,7 @@ def test_attention_maps_path_gives_the_same_output_as_forward():
 
 def test_dropout_active_in_training_only():
     torch.manual_seed(0)
-    model = build_model(TransformerConfig(23, 29, **SMALL, dropout=0.3))
+    model = Transformer(TransformerConfig(23, 29, **SMALL, dropout=0.3))
     src, tgt = torch.randint(1, 23, (2, 5)), torch.randint(1, 29, (2, 4))
     assert (model(src, tgt) - model(src, tgt)).abs().max() > 1e-4
     model.eval()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from transformer_course.model_exercises import check_encoder_layer_forward
+from transformer_course.exercises import check_encoder_layer_forward
 
 
 def post_norm(layer, x, mask):

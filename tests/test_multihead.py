@@ -9,17 +9,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from transformer_course.masks import causal_mask
-from transformer_course.multihead import (
-    MultiHeadAttention,
-    check_multi_head_attention,
-    load_torch_mha_weights,
-    mask_from_torch,
+from transformer_course.core.masks import causal_mask
+from transformer_course.core.multihead import MultiHeadAttention
+from transformer_course.exercises import check_multi_head_attention
+from transformer_course.experiments.ch3_multi_head_attention.numpy_heads import (
     merge_heads_numpy,
     mha_parameters_numpy,
     multi_head_attention_numpy,
     split_heads_numpy,
 )
+from transformer_course.pytorch_parity import load_torch_mha_weights, mask_from_torch
 
 torch.set_num_threads(1)
 D, H = 16, 4

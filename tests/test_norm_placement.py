@@ -9,8 +9,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from transformer_course.model import TransformerConfig, build_model
-from transformer_course.norm_placement import DepthConfig, gradient_growth, layer_profile
+from transformer_course.core.model import Transformer, TransformerConfig
+from transformer_course.experiments.ch5_full_model.norm_placement import (
+    DepthConfig,
+    gradient_growth,
+    layer_profile,
+)
 
 SMALL = DepthConfig(num_layers=3, d_model=16, num_heads=2, d_ff=32, vocab_size=20, batch=3,
                     src_len=5, tgt_len=4, seed=7)
@@ -19,7 +23,7 @@ SMALL = DepthConfig(num_layers=3, d_model=16, num_heads=2, d_ff=32, vocab_size=2
 def rebuild(norm_first: bool, c: DepthConfig):
     """The model and batch layer_profile builds, constructed independently here."""
     torch.manual_seed(c.seed)
-    model = build_model(TransformerConfig(c.vocab_size, c.vocab_size, d_model=c.d_model,
+    model = Transformer(TransformerConfig(c.vocab_size, c.vocab_size, d_model=c.d_model,
                                           num_heads=c.num_heads, d_ff=c.d_ff, dropout=0.0,
                                           num_encoder_layers=c.num_layers,
                                           num_decoder_layers=c.num_layers,

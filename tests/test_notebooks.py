@@ -128,7 +128,7 @@ SELF_TEST = CHAPTER_HEADER + textwrap.dedent("""\
     import os
     import matplotlib.pyplot as plt
     from transformer_course.notebook import glue_figure, glue_number, setup_notebook
-    from transformer_course.timing import time_call
+    from transformer_course.notebook import time_call
     setup_notebook()
     print("cwd=" + os.getcwd())
     ```

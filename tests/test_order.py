@@ -7,10 +7,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_course.masks import causal_mask
-from transformer_course.multihead import MultiHeadAttention
-from transformer_course.order import permutation_gap, permute_positions
-from transformer_course.positional import SinusoidalPositionalEncoding
+from transformer_course.core.masks import causal_mask
+from transformer_course.core.multihead import MultiHeadAttention
+from transformer_course.core.positional import SinusoidalPositionalEncoding
+from transformer_course.experiments.ch4_positional_encoding.order import (
+    permutation_gap,
+    permute_positions,
+)
 
 
 @settings(max_examples=30, deadline=None)

@@ -5,10 +5,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_course.paths import (
+from transformer_course.exercises import check_path_length_formula
+from transformer_course.experiments.ch1_why_attention.paths import (
     KINDS,
     bfs_distances,
-    check_path_length_formula,
     connectivity,
     counted_path_length,
     max_path_length,

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from matplotlib.figure import Figure
 
-from transformer_course.plots import attention as plots
+from transformer_course.figures import ch2_scaled_dot_product_attention as plots
 
 VARIANCE = pd.DataFrame({"d_k": [1, 2, 4], "var_unscaled": [1.0, 2.1, 3.9],
                          "var_scaled": [1.0, 1.05, 0.97]})

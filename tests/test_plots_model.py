@@ -10,7 +10,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from transformer_course.plots import model as plots  # noqa: E402
+from transformer_course.figures import ch5_full_model as plots
 
 
 @pytest.mark.parametrize("norm_first", [False, True])

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from matplotlib.figure import Figure
 
-from transformer_course.plots import multihead as plots
+from transformer_course.figures import ch3_multi_head_attention as plots
 
 
 def test_split_heads_figure_shows_each_head_block() -> None:

@@ -10,11 +10,11 @@ import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from transformer_course.plots import positional as plots  # noqa: E402
-from transformer_course.positional import (  # noqa: E402
+from transformer_course.core.positional import (  # noqa: E402
     sinusoidal_encoding_numpy,
     sinusoidal_wavelengths,
 )
+from transformer_course.figures import ch4_positional_encoding as plots
 
 
 def test_every_figure_function_returns_a_figure():

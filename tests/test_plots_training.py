@@ -11,14 +11,14 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from transformer_course.batching import make_batch  # noqa: E402
-from transformer_course.plots import training as plots  # noqa: E402
-from transformer_course.training import (  # noqa: E402
+from transformer_course.core.batching import make_batch
+from transformer_course.core.schedule import noam_lr
+from transformer_course.core.training import (  # noqa: E402
     Evaluation,
     Metrics,
     TrainResult,
-    noam_lr,
 )
+from transformer_course.figures import ch6_training as plots
 
 
 def test_lr_schedules_plot_the_formula():

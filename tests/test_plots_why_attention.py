@@ -11,8 +11,8 @@ import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.text import Annotation  # noqa: E402
 
-from transformer_course.plots import why_attention  # noqa: E402
-from transformer_course.recurrence import GradientDecay  # noqa: E402
+from transformer_course.experiments.ch1_why_attention.recurrence import GradientDecay
+from transformer_course.figures import ch1_why_attention as why_attention
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course.position_extrapolation import (
+from transformer_course.experiments.ch4_positional_encoding.position_extrapolation import (
     CopyBackModel,
     CopyTaskConfig,
     copy_task_batch,

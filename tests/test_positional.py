@@ -10,16 +10,16 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_course.positional import (
+from transformer_course.core.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
     check_base,
-    check_sinusoidal_encoding,
     sinusoidal_encoding,
     sinusoidal_encoding_numpy,
     sinusoidal_frequencies,
     sinusoidal_wavelengths,
 )
+from transformer_course.exercises import check_sinusoidal_encoding
 
 
 def test_numpy_and_torch_agree():

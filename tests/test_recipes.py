@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from transformer_course import recipes
-from transformer_course.model import build_model, count_parameters
-from transformer_course.tasks import TaskConfig, sequence_keys
+from transformer_course.core.model import Transformer, count_parameters
+from transformer_course.experiments.ch6_training import recipes
+from transformer_course.experiments.ch6_training.tasks import TaskConfig, sequence_keys
 
 
 def test_seed_notebook_recipe_is_the_stated_one():
@@ -22,8 +22,8 @@ def test_seed_notebook_recipe_is_the_stated_one():
 
 def test_fast_recipe_is_smaller_than_the_seed_recipe():
     for task in (recipes.COPY_TASK, recipes.REVERSE_TASK):
-        fast = count_parameters(build_model(recipes.small_model(task)))
-        seed = count_parameters(build_model(recipes.seed_notebook_model(task)))
+        fast = count_parameters(Transformer(recipes.small_model(task)))
+        seed = count_parameters(Transformer(recipes.seed_notebook_model(task)))
         assert fast < seed / 4
         assert recipes.small_model(task).src_vocab_size == task.vocab_size
 
@@ -31,7 +31,8 @@ def test_fast_recipe_is_smaller_than_the_seed_recipe():
 def test_fast_recipe_learns_to_copy_every_held_out_sequence():
     # The recipe chapter 6 and `make bench` time: seed 0 must get all 1,000 held-out copies right
     # (teacher-forced, then by greedy decoding) well inside its budget of steps.
-    from transformer_course.training import evaluate_decoding, train_on_task
+    from transformer_course.core.training import evaluate_decoding
+    from transformer_course.experiments.ch6_training.task_training import train_on_task
 
     task, recipe = recipes.COPY_TASK, recipes.FAST_TRAINING
     held_out = recipes.held_out_set(task)

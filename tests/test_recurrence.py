@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from transformer_course.multihead import MultiHeadAttention
-from transformer_course.recurrence import (
+from transformer_course.core.multihead import MultiHeadAttention
+from transformer_course.experiments.ch1_why_attention.recurrence import (
     ElmanRNN,
     GradientDecay,
     GradientDecayConfig,

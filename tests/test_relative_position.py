@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_course.positional import sinusoidal_encoding_numpy
-from transformer_course.relative_position import (
-    check_relative_position_map,
+from transformer_course.core.positional import sinusoidal_encoding_numpy
+from transformer_course.exercises import check_relative_position_map
+from transformer_course.experiments.ch4_positional_encoding.relative_position import (
     fit_shift_map,
     offset_similarity,
     position_similarity,

@@ -7,11 +7,9 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_course.tasks import (
-    BOS_ID,
-    EOS_ID,
+from transformer_course.core.batching import BOS_ID, EOS_ID, PAD_ID
+from transformer_course.experiments.ch6_training.tasks import (
     NUM_SPECIAL,
-    PAD_ID,
     TASKS,
     TaskConfig,
     apply_task,

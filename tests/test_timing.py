@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from transformer_course import timing
-from transformer_course.timing import Timing, time_call
+from transformer_course import notebook as timing
+from transformer_course.notebook import Timing, time_call
 
 
 def _fake_clock(monkeypatch: pytest.MonkeyPatch, durations: list[float]) -> None:

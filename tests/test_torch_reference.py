@@ -6,9 +6,9 @@ import pytest
 import torch
 from torch import nn
 
-from transformer_course.masks import decoder_self_attention_mask, padding_mask_from_tokens
-from transformer_course.model import TransformerConfig, build_model
-from transformer_course.torch_reference import (
+from transformer_course.core.masks import decoder_self_attention_mask, padding_mask_from_tokens
+from transformer_course.core.model import Transformer, TransformerConfig
+from transformer_course.pytorch_parity import (
     load_from_torch_transformer,
     to_torch_transformer,
     torch_masks,
@@ -42,7 +42,7 @@ def ours(src: torch.Tensor, tgt: torch.Tensor, model) -> tuple[torch.Tensor, tor
 @pytest.mark.parametrize("grad", [True, False], ids=["autograd", "no_grad"])
 def test_equal_to_torch_transformer(dtype, norm_first, grad):
     torch.manual_seed(0)
-    model = build_model(TransformerConfig(40, 40, norm_first=norm_first, **SIZES)).to(dtype)
+    model = Transformer(TransformerConfig(40, 40, norm_first=norm_first, **SIZES)).to(dtype)
     model.eval()
     ref = to_torch_transformer(model).eval()
     assert (ref.encoder.norm is None) == (not norm_first)
@@ -61,7 +61,7 @@ def test_load_from_a_default_torch_transformer_needs_final_norm(norm_first):
     torch.manual_seed(0)
     ref = nn.Transformer(32, 4, 2, 3, 48, dropout=0.0, batch_first=True,
                          norm_first=norm_first).double().eval()
-    model = build_model(TransformerConfig(40, 40, norm_first=norm_first, final_norm=True,
+    model = Transformer(TransformerConfig(40, 40, norm_first=norm_first, final_norm=True,
                                           **SIZES)).double().eval()
     load_from_torch_transformer(model, ref)
     src, tgt = batch()
@@ -69,7 +69,7 @@ def test_load_from_a_default_torch_transformer_needs_final_norm(norm_first):
     ref_memory, ref_hidden = torch_reference_outputs(model, ref, src, tgt)
     assert (memory - ref_memory).abs().max() <= 1e-10
     assert (hidden - ref_hidden).abs().max() <= 1e-10
-    plain = build_model(TransformerConfig(40, 40, final_norm=False, norm_first=norm_first,
+    plain = Transformer(TransformerConfig(40, 40, final_norm=False, norm_first=norm_first,
                                           **SIZES))
     with pytest.raises(ValueError, match="final_norm"):
         load_from_torch_transformer(plain, ref)
@@ -77,7 +77,7 @@ def test_load_from_a_default_torch_transformer_needs_final_norm(norm_first):
 
 def test_a_changed_weight_breaks_the_match():
     torch.manual_seed(0)
-    model = build_model(TransformerConfig(40, 40, **SIZES)).double().eval()
+    model = Transformer(TransformerConfig(40, 40, **SIZES)).double().eval()
     ref = to_torch_transformer(model).eval()
     with torch.no_grad():
         model.decoder.layers[2].cross_attn.w_v.weight[0, 0] += 0.5
@@ -89,8 +89,8 @@ def test_a_changed_weight_breaks_the_match():
 
 def test_round_trip_copies_every_stack_parameter():
     torch.manual_seed(0)
-    first = build_model(TransformerConfig(40, 40, norm_first=True, **SIZES))
-    second = build_model(TransformerConfig(40, 40, norm_first=True, **SIZES))
+    first = Transformer(TransformerConfig(40, 40, norm_first=True, **SIZES))
+    second = Transformer(TransformerConfig(40, 40, norm_first=True, **SIZES))
     load_from_torch_transformer(second, to_torch_transformer(first))
     for (name, a), (_, b) in zip(first.named_parameters(), second.named_parameters(),
                                  strict=True):
@@ -108,7 +108,7 @@ def test_torch_masks_use_the_blocked_convention():
 
 
 def test_mismatched_or_wrong_objects_are_rejected():
-    model = build_model(TransformerConfig(40, 40, **SIZES))
+    model = Transformer(TransformerConfig(40, 40, **SIZES))
     other = nn.Transformer(32, 4, 2, 3, 64, batch_first=True)
     with pytest.raises(ValueError, match="d_ff"):
         load_from_torch_transformer(model, other)
@@ -118,7 +118,7 @@ def test_mismatched_or_wrong_objects_are_rejected():
     gelu = nn.Transformer(32, 4, 2, 3, 48, activation="gelu", batch_first=True)
     with pytest.raises(ValueError, match="ReLU"):
         load_from_torch_transformer(
-            build_model(TransformerConfig(40, 40, final_norm=True, **SIZES)), gelu)
+            Transformer(TransformerConfig(40, 40, final_norm=True, **SIZES)), gelu)
     with pytest.raises(TypeError, match="model"):
         to_torch_transformer(nn.Linear(2, 2))
     with pytest.raises(TypeError, match="ref"):

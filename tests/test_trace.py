@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from transformer_course.masks import decoder_self_attention_mask, padding_mask_from_tokens
-from transformer_course.model import TransformerConfig, build_model
-from transformer_course.trace import shape_trace
+from transformer_course.core.masks import decoder_self_attention_mask, padding_mask_from_tokens
+from transformer_course.core.model import Transformer, TransformerConfig
+from transformer_course.experiments.ch5_full_model.trace import shape_trace
 
 
 @pytest.fixture(scope="module")
@@ -15,7 +15,7 @@ def model():
     torch.manual_seed(0)
     config = TransformerConfig(30, 35, d_model=16, num_heads=2, num_encoder_layers=2,
                                num_decoder_layers=1, d_ff=20, max_len=10)
-    return build_model(config).eval()
+    return Transformer(config).eval()
 
 
 def inputs() -> tuple[torch.Tensor, ...]:

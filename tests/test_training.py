@@ -9,22 +9,19 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from transformer_course.batching import make_batch, task_batches
-from transformer_course.model import TransformerConfig, build_model
-from transformer_course.tasks import TaskConfig, sample_task
-from transformer_course.training import (
+from transformer_course.core.batching import make_batch
+from transformer_course.core.loss import label_smoothed_loss, loss_floor, smoothed_targets
+from transformer_course.core.model import Transformer, TransformerConfig
+from transformer_course.core.schedule import noam_lr, peak_lr
+from transformer_course.core.training import (
     TrainConfig,
     accuracies,
     evaluate,
     evaluate_decoding,
-    label_smoothed_loss,
-    loss_floor,
-    noam_lr,
-    peak_lr,
-    smoothed_targets,
     train,
-    train_on_task,
 )
+from transformer_course.experiments.ch6_training.task_training import task_batches, train_on_task
+from transformer_course.experiments.ch6_training.tasks import TaskConfig, sample_task
 
 
 def test_schedule_against_the_formula():
@@ -193,7 +190,7 @@ def test_bad_input():
     with pytest.raises(TypeError, match="use_warmup"):
         TrainConfig(use_warmup=1)
     task, held_out, model_config = tiny_setup()
-    model = build_model(model_config)
+    model = Transformer(model_config)
     batch = make_batch(held_out.src, held_out.tgt)
     with pytest.raises(TypeError, match="model"):
         train(object(), iter([batch]), TrainConfig())

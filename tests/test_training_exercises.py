@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from transformer_course.tasks import to_text, token_name
-from transformer_course.training_exercises import check_noam_lr, check_shift_targets
+from transformer_course.exercises import check_noam_lr, check_shift_targets
+from transformer_course.experiments.ch6_training.tasks import to_text, token_name
 
 
 def right_shift(tgt):

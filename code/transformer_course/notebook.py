@@ -1,4 +1,4 @@
-"""Set-up for a chapter and glue helpers that cannot fail silently.
+"""Set-up for a chapter, glue helpers that cannot fail silently, and timing.
 
 Every chapter's first cell calls :func:`setup_notebook`. Figures are glued as PNG images rendered
 here (never as bare ``Figure`` objects, whose glued form is only the text "<Figure size ...>"), and
@@ -11,8 +11,13 @@ the determinism test compares every other glued output between two executions an
 from __future__ import annotations
 
 import io
+import math
 import os
 import random
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from numbers import Real
 from typing import Any
 
@@ -20,7 +25,7 @@ import matplotlib
 import numpy as np
 import torch
 
-from .checks import check_positive_int
+from .core.checks import check_positive_int
 
 DEFAULT_SEED = 0
 DEFAULT_THREADS = 1  # fixed, so results and timings do not depend on the host's core count;
@@ -109,14 +114,16 @@ def plain_number(value: Any) -> int | float:
     return int(value) if isinstance(value, int | np.integer) else float(value)
 
 
-def glue_number(key: str, value: Any) -> int | float:
-    """Glue ``value`` under ``key`` as a plain Python number and return that number."""
+def glue_number(key: str, value: Any) -> None:
+    """Glue ``value`` under ``key`` as a plain, finite Python number (NaN and inf are refused:
+    a page must never quote one as a result)."""
     from myst_nb import glue
 
     _check_key(key)
     number = plain_number(value)
+    if not math.isfinite(number):
+        raise ValueError(f"value must be a finite number to be glued under {key!r}; got {number}")
     glue(key, number, display=False)
-    return number
 
 
 def glue_table(key: str, table: Any) -> None:
@@ -129,3 +136,43 @@ def glue_table(key: str, table: Any) -> None:
     if not isinstance(table, pd.DataFrame | Styler):
         raise TypeError(f"table must be a pandas DataFrame or Styler; got {type(table).__name__}")
     glue(key, table, display=False)
+
+
+# --- Timing: the machines are shared and noisy, so every measured figure is a median of
+# repeated runs, and comparisons are made between figures measured in the same run.
+
+
+@dataclass(frozen=True)
+class Timing:
+    """Seconds per call over ``repeats`` timed calls."""
+
+    median: float
+    min: float
+    max: float
+    repeats: int
+
+
+def time_call(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 1,
+              clock: Callable[[], float] | None = None) -> Timing:
+    """Time ``fn()`` ``repeats`` times after ``warmup`` untimed calls.
+
+    ``clock`` defaults to wall-clock time (``time.perf_counter``); ``time.process_time`` measures
+    the CPU time of the process instead, which excludes time spent waiting for other programs on
+    a busy machine.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable; got {type(fn).__name__}")
+    clock = time.perf_counter if clock is None else clock
+    if not callable(clock):
+        raise TypeError(f"clock must be callable; got {type(clock).__name__}")
+    check_positive_int("repeats", repeats)
+    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
+        raise ValueError(f"warmup must be a non-negative int; got {warmup!r}")
+    for _ in range(warmup):
+        fn()
+    samples = []
+    for _ in range(repeats):
+        start = clock()
+        fn()
+        samples.append(clock() - start)
+    return Timing(statistics.median(samples), min(samples), max(samples), repeats)

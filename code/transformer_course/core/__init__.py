@@ -1,0 +1,97 @@
+"""The Transformer of "Attention Is All You Need" (Vaswani et al., 2017), and nothing else.
+
+This subpackage imports nothing from the rest of ``transformer_course`` (a test holds it to that),
+so it can be read, and lifted out, on its own. Modules, in the order of the paper:
+
+- ``attention``: scaled dot-product attention (section 3.2.1), in NumPy and PyTorch.
+- ``masks``: padding and causal masks.
+- ``multihead``: multi-head attention (section 3.2.2).
+- ``positional``: sinusoidal and learned positional encodings (section 3.5).
+- ``model``: embeddings, encoder and decoder layers, the encoder-decoder (section 3, Figure 1).
+- ``batching``: padding, shifted targets and masks for teacher forcing.
+- ``schedule``: the learning-rate schedule (section 5.3).
+- ``loss``: label smoothing (section 5.4).
+- ``training``: one training step, the loop, held-out metrics.
+- ``decoding``: greedy decoding and beam search with a length penalty (section 6.1).
+- ``checks``: the argument checks every public function uses.
+"""
+
+from .attention import (
+    naive_softmax,
+    scaled_dot_product_attention,
+    scaled_dot_product_attention_numpy,
+    softmax,
+)
+from .batching import (
+    BOS_ID,
+    EOS_ID,
+    PAD_ID,
+    Batch,
+    make_batch,
+    pad_sequences,
+    shift_targets,
+    trim_batch,
+    wrap_sources,
+)
+from .decoding import (
+    beam_search,
+    greedy_decode,
+    length_penalty,
+    model_step_function,
+    sequence_log_prob,
+)
+from .loss import label_smoothed_loss, loss_floor, smoothed_targets
+from .masks import (
+    causal_mask,
+    combine_masks,
+    decoder_self_attention_mask,
+    padding_mask_from_lengths,
+    padding_mask_from_tokens,
+)
+from .model import (
+    DecoderLayer,
+    Embeddings,
+    EncoderLayer,
+    PositionwiseFeedForward,
+    Residual,
+    Transformer,
+    TransformerConfig,
+    count_parameters,
+)
+from .multihead import MultiHeadAttention
+from .positional import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+    sinusoidal_encoding,
+    sinusoidal_encoding_numpy,
+    sinusoidal_frequencies,
+    sinusoidal_wavelengths,
+)
+from .schedule import noam_lr, peak_lr
+from .training import (
+    Evaluation,
+    Metrics,
+    TrainConfig,
+    TrainResult,
+    accuracies,
+    evaluate,
+    evaluate_decoding,
+    make_optimizer,
+    train,
+    train_step,
+)
+
+__all__ = [
+    "BOS_ID", "EOS_ID", "PAD_ID", "Batch", "DecoderLayer", "Embeddings", "EncoderLayer",
+    "Evaluation", "LearnedPositionalEmbedding", "Metrics", "MultiHeadAttention",
+    "PositionwiseFeedForward", "Residual", "SinusoidalPositionalEncoding", "TrainConfig",
+    "TrainResult", "Transformer", "TransformerConfig", "accuracies", "beam_search",
+    "causal_mask", "combine_masks", "count_parameters", "decoder_self_attention_mask",
+    "evaluate", "evaluate_decoding", "greedy_decode", "label_smoothed_loss", "length_penalty",
+    "loss_floor", "make_batch", "make_optimizer", "model_step_function", "naive_softmax",
+    "noam_lr", "pad_sequences", "padding_mask_from_lengths", "padding_mask_from_tokens",
+    "peak_lr", "scaled_dot_product_attention", "scaled_dot_product_attention_numpy",
+    "sequence_log_prob", "shift_targets", "sinusoidal_encoding", "sinusoidal_encoding_numpy",
+    "sinusoidal_frequencies", "sinusoidal_wavelengths", "smoothed_targets", "softmax", "train",
+    "train_step", "trim_batch", "wrap_sources",
+]

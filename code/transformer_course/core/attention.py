@@ -1,0 +1,127 @@
+"""Scaled dot-product attention, in NumPy and in PyTorch.
+
+    Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V        (Vaswani et al., 2017, eq. 1)
+
+Masks, everywhere in this package, are boolean with True = "may attend" (as in
+``torch.nn.functional.scaled_dot_product_attention``). Here a mask broadcasts against the scores
+(..., T_q, T_k) by NumPy's rules, so a 2-D mask means (T_q, T_k).
+
+A fully masked row (a query allowed to attend to nothing) gets all-zero weights and a zero output,
+not NaN, as ``F.scaled_dot_product_attention`` returns. A NaN or infinite query gives a NaN row on
+both paths. Half-precision inputs compute scores and softmax in float32 and return their own
+dtype, so logits of 1e4 neither overflow nor turn into NaN.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from .checks import Shapes, check_fraction, check_instance, check_int, check_positive
+
+_LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+def _check_softmax_input(x: np.ndarray, axis: int) -> None:
+    Shapes().tensor("x", x, "... n", kind=np.ndarray)
+    check_int("axis", axis, low=-x.ndim, high=x.ndim - 1)
+
+
+def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Numerically stable softmax: subtract the row maximum before exponentiating.
+
+    Rows that are entirely ``-inf`` (nothing to attend to) come out as zeros rather than NaN.
+    """
+    _check_softmax_input(x, axis)
+    peak = np.max(x, axis=axis, keepdims=True)
+    peak = np.where(np.isfinite(peak), peak, 0.0)
+    exps = np.exp(x - peak)
+    total = np.sum(exps, axis=axis, keepdims=True)
+    return np.divide(exps, total, out=np.zeros_like(exps), where=total > 0)
+
+
+def naive_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Textbook softmax, exp(x) / sum(exp(x)): overflows to inf/NaN for large logits."""
+    _check_softmax_input(x, axis)
+    with np.errstate(over="ignore", invalid="ignore"):
+        exps = np.exp(x)
+        return exps / np.sum(exps, axis=axis, keepdims=True)
+
+
+def _check_attention_args(q, k, v, mask, scale, kind) -> float:
+    """Check q, k, v and mask; return the score multiplier (``scale``, else 1 / sqrt(d_k))."""
+    shapes = Shapes()
+    shapes.tensor("q", q, "... T_q d_k", kind=kind)
+    shapes.tensor("k", k, "... T_k d_k", kind=kind)
+    shapes.tensor("v", v, "... T_k d_v", kind=kind)
+    if not q.dtype == k.dtype == v.dtype:
+        raise TypeError(f"q, k and v must share a dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
+    if mask is not None:
+        shapes.mask("mask", mask, "... T_q T_k", kind=kind)
+    if scale is None:
+        return 1.0 / math.sqrt(q.shape[-1])
+    check_positive("scale", scale)
+    return float(scale)
+
+
+def scaled_dot_product_attention_numpy(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray, mask: np.ndarray | None = None,
+    *, scale: float | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Attention in NumPy.
+
+    Args:
+        q: queries (..., T_q, d_k). k: keys (..., T_k, d_k). v: values (..., T_k, d_v).
+        mask: boolean, broadcastable to (..., T_q, T_k); True = may attend.
+        scale: multiplies the scores; defaults to 1 / sqrt(d_k).
+
+    Returns:
+        output (..., T_q, d_v) and weights (..., T_q, T_k).
+    """
+    scale = _check_attention_args(q, k, v, mask, scale, np.ndarray)
+    work = np.float32 if q.dtype == np.float16 else q.dtype  # half precision: scores in float32
+    scores = (q.astype(work) @ np.swapaxes(k.astype(work), -1, -2)) * scale  # (..., T_q, T_k)
+    if mask is not None:
+        scores = np.where(mask, scores, -np.inf)
+    weights = softmax(scores, axis=-1).astype(q.dtype, copy=False)
+    return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
+
+
+def scaled_dot_product_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None,
+    *, scale: float | None = None, dropout_p: float = 0.0, need_weights: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Attention in PyTorch: the explicit path, or the fused one when weights are not needed.
+
+    Args:
+        q: queries (..., T_q, d_k). k: keys (..., T_k, d_k). v: values (..., T_k, d_v).
+        mask: boolean, broadcastable to (..., T_q, T_k); True = may attend.
+        scale: multiplies the scores; defaults to 1 / sqrt(d_k).
+        dropout_p: dropout on the attention weights (pass 0 in evaluation).
+        need_weights: if False, run ``F.scaled_dot_product_attention`` and return None weights.
+
+    Returns:
+        output (..., T_q, d_v) and weights (..., T_q, T_k) or None.
+    """
+    scale = _check_attention_args(q, k, v, mask, scale, torch.Tensor)
+    check_fraction("dropout_p", dropout_p)
+    check_instance("need_weights", need_weights, bool)
+    if not need_weights:
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
+                                             scale=scale)
+        # PyTorch's CPU kernel without a mask returns zeros for a NaN query; keep it NaN.
+        return out.masked_fill(~q.isfinite().all(-1, keepdim=True), math.nan), None
+    work = torch.float32 if q.dtype in _LOW_PRECISION else q.dtype
+    scores = (q.to(work) @ k.to(work).transpose(-2, -1)) * scale  # (..., T_q, T_k)
+    if mask is not None:
+        empty = ~mask.any(dim=-1, keepdim=True)  # queries with nothing to attend to
+        # 0 (not -inf) in empty rows keeps softmax and its gradient finite; zeroed below
+        scores = scores.masked_fill(~mask, -math.inf).masked_fill(empty, 0.0)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(empty, 0.0)
+    weights = F.dropout(weights.to(q.dtype), p=dropout_p) if dropout_p else weights.to(q.dtype)
+    return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)

@@ -1,0 +1,159 @@
+"""Batches for teacher forcing: padding, shifted targets and the two masks.
+
+For a target y_1 .. y_n the decoder reads ``bos, y_1, .., y_n`` and must predict
+``y_1, .., y_n, eos`` at the same positions: the labels are the inputs shifted left by one, so
+position t learns to predict token t + 1 from the true tokens before it (teacher forcing).
+
+Masks follow the package convention (bool, True = may attend): the source mask (B, 1, S) hides
+padded source keys from every query; the target mask (B, T, T) is causal and hides padded keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from .checks import Shapes, check_instance, check_int
+from .masks import decoder_self_attention_mask, padding_mask_from_tokens
+
+PAD_ID, BOS_ID, EOS_ID = 0, 1, 2  # the special ids every batch uses unless told otherwise
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One padded batch with everything a teacher-forced training step needs.
+
+    Attributes:
+        src: (B, S) source ids, padded. src_mask: (B, 1, S), True at real source tokens.
+        tgt_in: (B, T) decoder input: bos, y_1 .. y_n, then padding.
+        tgt_out: (B, T) labels: y_1 .. y_n, eos, then padding.
+        tgt_mask: (B, T, T) causal mask with padded keys blocked.
+        pad_id: the padding id (labels equal to it are ignored by the loss).
+    """
+
+    src: torch.Tensor
+    src_mask: torch.Tensor
+    tgt_in: torch.Tensor
+    tgt_out: torch.Tensor
+    tgt_mask: torch.Tensor
+    pad_id: int = PAD_ID
+
+    def __len__(self) -> int:
+        return int(self.src.shape[0])
+
+    @property
+    def num_tokens(self) -> int:
+        """Number of real (non-padding) labels: the tokens the loss averages over."""
+        return int((self.tgt_out != self.pad_id).sum())
+
+
+def _check_ids(**ids: int) -> None:
+    for name, value in ids.items():
+        check_int(name, value, low=0)
+    if len(set(ids.values())) < len(ids):
+        raise ValueError(f"{' and '.join(ids)} must differ; got {ids}")
+
+
+def pad_sequences(sequences: Sequence[torch.Tensor], pad_id: int = PAD_ID,
+                  length: int | None = None) -> torch.Tensor:
+    """Stack 1-D integer id tensors of different lengths into one (B, L) tensor, padded right.
+
+    Args:
+        sequences: B tensors of shape (n_i,), n_i >= 1. pad_id: the fill value.
+        length: L; defaults to the longest sequence, and must be at least that.
+    """
+    check_instance("sequences", sequences, (list, tuple), "list of 1-D integer tensors")
+    if not sequences:
+        raise ValueError("sequences must hold at least one sequence; got an empty list")
+    check_int("pad_id", pad_id, low=0)
+    for i, s in enumerate(sequences):
+        Shapes().tensor(f"sequences[{i}]", s, "n_i", dtype="int")
+    longest = max(len(s) for s in sequences)
+    if length is not None:
+        check_int("length", length, low=longest)
+    out = torch.full((len(sequences), length or longest), pad_id, dtype=torch.long)
+    for i, s in enumerate(sequences):
+        out[i, : len(s)] = s
+    return out
+
+
+def _as_padded(name: str, x: torch.Tensor | Sequence[torch.Tensor], pad_id: int) -> torch.Tensor:
+    if isinstance(x, torch.Tensor):
+        Shapes().tensor(name, x, "B L", dtype="int")
+        return x.long()
+    return pad_sequences(x, pad_id)
+
+
+def shift_targets(tgt: torch.Tensor, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
+                  eos_id: int = EOS_ID) -> tuple[torch.Tensor, torch.Tensor]:
+    """Decoder inputs and labels for teacher forcing.
+
+    Args:
+        tgt: (B, L) integer target ids, each row y_1 .. y_n then padding (no bos, no eos).
+
+    Returns:
+        tgt_in (B, L + 1) = bos, y_1 .. y_n, padding and tgt_out (B, L + 1) = y_1 .. y_n, eos,
+        padding.
+    """
+    Shapes().tensor("tgt", tgt, "B L", dtype="int")
+    _check_ids(pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
+    real = tgt != pad_id  # (B, L)
+    lengths = real.sum(dim=1)  # (B,)
+    if bool((real != (torch.arange(tgt.shape[1]) < lengths[:, None])).any()):
+        raise ValueError("tgt must hold each row's tokens first and padding only after them")
+    bos = torch.full((tgt.shape[0], 1), bos_id, dtype=torch.long)
+    pad = torch.full((tgt.shape[0], 1), pad_id, dtype=torch.long)
+    tgt_in = torch.cat([bos, tgt.long()], dim=1)  # (B, L + 1)
+    tgt_out = torch.cat([tgt.long(), pad], dim=1).scatter(1, lengths[:, None], eos_id)
+    return tgt_in, tgt_out  # eos right after each row's last token
+
+
+Sequences = torch.Tensor | Sequence[torch.Tensor]
+
+
+def wrap_sources(src: torch.Tensor, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
+                 eos_id: int = EOS_ID) -> torch.Tensor:
+    """Each source row as bos, x_1 .. x_n, eos, then padding: (B, S) -> (B, S + 2).
+
+    The encoder then sees both ends of a sequence as tokens at fixed places (BOS at 0, EOS right
+    after the last symbol), not only through the padding mask.
+    """
+    tgt_in, _ = shift_targets(src, pad_id, bos_id, eos_id)  # bos, x_1 .. x_n, padding
+    lengths = (src != pad_id).sum(dim=1)  # (B,)
+    pad = torch.full((src.shape[0], 1), pad_id, dtype=torch.long)
+    return torch.cat([tgt_in, pad], dim=1).scatter(1, lengths[:, None] + 1, eos_id)  # (B, S + 2)
+
+
+def make_batch(src: Sequences, tgt: Sequences, *, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
+               eos_id: int = EOS_ID, wrap_source: bool = True) -> Batch:
+    """A teacher-forcing :class:`Batch` from sources and targets.
+
+    Args:
+        src: (B, S) padded integer ids, or B 1-D tensors of different lengths (padded here).
+        tgt: (B, L) padded ids without bos/eos, or B 1-D tensors.
+        wrap_source: put each source between bos and eos (see :func:`wrap_sources`).
+    """
+    check_int("pad_id", pad_id, low=0)
+    src, tgt = _as_padded("src", src, pad_id), _as_padded("tgt", tgt, pad_id)
+    if src.shape[0] != tgt.shape[0]:
+        raise ValueError(f"src and tgt must hold the same number of sequences B; got src shape "
+                         f"{tuple(src.shape)} and tgt shape {tuple(tgt.shape)}")
+    check_instance("wrap_source", wrap_source, bool)
+    if wrap_source:
+        src = wrap_sources(src, pad_id, bos_id, eos_id)  # (B, S + 2)
+    tgt_in, tgt_out = shift_targets(tgt, pad_id, bos_id, eos_id)
+    return Batch(src=src, src_mask=padding_mask_from_tokens(src, pad_id), tgt_in=tgt_in,
+                 tgt_out=tgt_out, tgt_mask=decoder_self_attention_mask(tgt_in, pad_id),
+                 pad_id=pad_id)
+
+
+def trim_batch(batch: Batch) -> Batch:
+    """The same batch with all-padding columns at the right removed (less work per step)."""
+    check_instance("batch", batch, Batch)
+    S = max(int(batch.src_mask.sum(dim=-1).max()), 1)
+    T = max(int((batch.tgt_in != batch.pad_id).sum(dim=1).max()), 1)
+    return Batch(src=batch.src[:, :S], src_mask=batch.src_mask[..., :S],
+                 tgt_in=batch.tgt_in[:, :T], tgt_out=batch.tgt_out[:, :T],
+                 tgt_mask=batch.tgt_mask[:, :T, :T], pad_id=batch.pad_id)

@@ -1,0 +1,237 @@
+"""Decoding: turning a trained encoder-decoder into output sequences, greedily or by beam search.
+
+Both decoders work on a whole batch at once and accept either a model with the package's
+``encode``/``decode``/``project`` API or a *step function*::
+
+    step(prefix, source_index) -> log_probs
+    # prefix (N, t) long, each row starting with BOS; source_index (N,) long, the row of ``src``
+    # each prefix belongs to; log_probs (N, V): log-probabilities of the next token.
+
+Outputs follow one format: (B, L) long, BOS first, then the chosen tokens, then EOS; positions
+after a sequence's EOS hold the padding id, which the decoders never choose as a token.
+``max_len`` counts every position, BOS included.
+
+Greedy decoding takes the most probable token at every step. Beam search keeps the ``beam_size``
+best prefixes (by summed log-probability); a hypothesis ends when EOS is among the ``beam_size``
+best extensions of the step (so width 1 is exactly greedy decoding). It ranks
+finished hypotheses by log p(y) / lp(n), with lp(n) = ((5 + n) / 6) ** alpha, n the number of
+generated tokens (EOS included): the length penalty of Wu et al. (2016) that the paper used with
+alpha = 0.6 (section 6.1). The default here is alpha = 0: no length normalisation, so beam search
+looks for the single most probable sequence. Neither decoder caches keys and values: each step
+re-runs the decoder over the whole prefix (simple; O(L^2) decoder work).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from .batching import PAD_ID
+from .checks import Shapes, check_int, check_number
+from .masks import padding_mask_from_tokens
+
+StepFunction = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def _is_model(model: Any) -> bool:
+    return all(callable(getattr(model, name, None)) for name in ("encode", "decode", "project"))
+
+
+def model_step_function(model: Any, src: torch.Tensor,
+                        src_mask: torch.Tensor | None = None) -> StepFunction:
+    """A step function for an encoder-decoder model: encodes ``src`` once, then decodes prefixes.
+
+    Args:
+        model: an object with ``encode``, ``decode`` and ``project`` (a ``Transformer``).
+        src: (B, S) source ids. src_mask: (B, 1, S) bool, True at real tokens; None: no mask.
+    """
+    if not _is_model(model):
+        raise TypeError(f"model must have encode, decode and project methods; "
+                        f"got {type(model).__name__}")
+    memory = model.encode(src, src_mask)  # (B, S, d_model)
+
+    def step(prefix: torch.Tensor, source_index: torch.Tensor) -> torch.Tensor:
+        mask = None if src_mask is None else src_mask[source_index]  # (N, 1, S)
+        hidden = model.decode(prefix, memory[source_index], mask)  # (N, t, d_model), causal
+        logits = model.project(hidden[:, -1:])[:, 0]  # (N, V)
+        return torch.log_softmax(logits, dim=-1, dtype=torch.promote_types(logits.dtype,
+                                                                           torch.float32))
+
+    return step
+
+
+def _prepare(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_id: int,
+             src_mask: torch.Tensor | None, pad_id: int | None) -> tuple[StepFunction, int]:
+    """Check the decoders' shared arguments; return the step function and the padding id."""
+    Shapes().tensor("src", src, "B S", dtype="int")
+    check_int("max_len", max_len, low=2)  # BOS and one token
+    config = getattr(model, "config", None)
+    pad_id = getattr(config, "pad_id", PAD_ID) if pad_id is None else pad_id
+    vocab = getattr(config, "tgt_vocab_size", None)
+    for name, value in (("bos_id", bos_id), ("eos_id", eos_id), ("pad_id", pad_id)):
+        check_int(name, value, low=0, high=None if vocab is None else vocab - 1)
+    if _is_model(model):
+        check_int("max_len", max_len, low=2, high=getattr(config, "max_len", None))
+        if src_mask is None:
+            src_mask = padding_mask_from_tokens(src, pad_id)  # (B, 1, S)
+        return model_step_function(model, src, src_mask), pad_id
+    if callable(model):
+        return model, pad_id
+    raise TypeError(f"model must have encode, decode and project methods or be a step function; "
+                    f"got {type(model).__name__}")
+
+
+def _next_log_probs(step: StepFunction, prefix: torch.Tensor, source_index: torch.Tensor,
+                    pad_id: int) -> torch.Tensor:
+    """The step's (N, V) log-probabilities, checked, with padding made impossible to choose."""
+    log_probs = step(prefix, source_index)
+    V = Shapes(N=prefix.shape[0]).tensor("the step function's output", log_probs, "N V")["V"]
+    if V <= pad_id:
+        raise ValueError(f"the step function's output must have V > pad_id={pad_id} columns; "
+                         f"got shape {tuple(log_probs.shape)}")
+    return log_probs.index_fill(1, torch.tensor([pad_id], device=log_probs.device),
+                                float("-inf"))
+
+
+@torch.no_grad()
+def greedy_decode(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_id: int, *,
+                  src_mask: torch.Tensor | None = None, pad_id: int | None = None) -> torch.Tensor:
+    """Greedy decoding of a batch: the most probable next token, one step at a time.
+
+    Args:
+        model: a Transformer (put it in ``eval()`` mode first) or a step function.
+        src: (B, S) source ids (padding = ``pad_id``). max_len: longest output, BOS included.
+        bos_id: the token every output starts with. eos_id: the token that ends a sequence.
+        src_mask: (B, 1, S) bool; defaults to the padding mask of ``src``.
+        pad_id: fill after EOS; defaults to ``model.config.pad_id`` (else 0).
+
+    Returns:
+        (B, L) long, L <= max_len: BOS, tokens, EOS, then padding. Stops once all rows ended.
+    """
+    step, pad_id = _prepare(model, src, max_len, bos_id, eos_id, src_mask, pad_id)
+    B = src.shape[0]
+    rows = torch.arange(B, device=src.device)
+    out = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
+    finished = torch.zeros(B, dtype=torch.bool, device=src.device)
+    for _ in range(max_len - 1):
+        if bool(finished.all()):
+            break
+        next_token = _next_log_probs(step, out, rows, pad_id).argmax(dim=-1)  # (B,)
+        next_token = next_token.masked_fill(finished, pad_id)
+        out = torch.cat([out, next_token[:, None]], dim=1)  # (B, t + 1)
+        finished |= next_token == eos_id
+    return out
+
+
+def length_penalty(n: int | torch.Tensor, alpha: float) -> float | torch.Tensor:
+    """lp(n) = ((5 + n) / 6) ** alpha (Wu et al., 2016); 1 for alpha = 0."""
+    check_number("alpha", alpha, low=0)
+    return ((5 + n) / 6) ** alpha
+
+
+@torch.no_grad()
+def beam_search(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_id: int, *,
+                beam_size: int = 4, alpha: float = 0.0, src_mask: torch.Tensor | None = None,
+                pad_id: int | None = None, return_scores: bool = False,
+                ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """Batched beam search; the best hypothesis per source row.
+
+    Args:
+        model, src, max_len, bos_id, eos_id, src_mask, pad_id: as for :func:`greedy_decode`.
+        beam_size: live hypotheses kept per source row (1 gives greedy decoding when alpha = 0).
+        alpha: length-penalty exponent; 0 ranks by the plain sum of log-probabilities.
+        return_scores: also return each chosen sequence's summed log-probability (B,).
+
+    Returns:
+        (B, L) long in the format of :func:`greedy_decode`, and optionally the (B,) scores.
+    """
+    step, pad_id = _prepare(model, src, max_len, bos_id, eos_id, src_mask, pad_id)
+    check_int("beam_size", beam_size)
+    length_penalty(0, alpha)  # validates alpha
+    B, k, device = src.shape[0], beam_size, src.device
+    source_index = torch.arange(B, device=device).repeat_interleave(k)  # (B*k,)
+    tokens = torch.full((B * k, 1), bos_id, dtype=torch.long, device=device)  # (B*k, t)
+    scores = torch.full((B, k), float("-inf"), device=device)
+    scores[:, 0] = 0.0  # one live hypothesis at the start, so no beam is a duplicate
+    best = torch.full((B,), float("-inf"), device=device)  # best finished, length-normalised
+    best_raw = torch.full((B,), float("-inf"), device=device)
+    best_tokens = torch.full((B, max_len), pad_id, dtype=torch.long, device=device)
+    best_tokens[:, 0] = bos_id
+    done = torch.zeros(B, dtype=torch.bool, device=device)
+    rows = torch.arange(B, device=device)
+    longest_penalty = length_penalty(max_len - 1, alpha)
+    for t in range(1, max_len):  # choose the token at position t
+        log_probs = _next_log_probs(step, tokens, source_index, pad_id)
+        V = log_probs.shape[1]
+        candidates = (scores[:, :, None] + log_probs.view(B, k, V)).view(B, k * V)
+        top, index = candidates.topk(min(2 * k, k * V), dim=1)  # (B, 2k): k can still live
+        beam, token = index // V, index % V  # (B, 2k)
+        prefixes = tokens.view(B, k, t)
+        # Hypotheses that end here (EOS among the k best extensions): keep the best per row.
+        rank = torch.arange(top.shape[1], device=device)[None, :]  # (1, 2k)
+        ended = (token == eos_id) & (rank < k) & ~done[:, None]
+        normalised = (top / length_penalty(t, alpha)).masked_fill(~ended, float("-inf"))
+        cand_best, j = normalised.max(dim=1)  # (B,)
+        better = cand_best > best
+        if bool(better.any()):
+            ended_seq = torch.cat([prefixes[rows, beam[rows, j]],
+                                   torch.full((B, 1), eos_id, device=device)], dim=1)  # (B, t+1)
+            best_tokens[better] = pad_id
+            best_tokens[better, : t + 1] = ended_seq[better]
+            best = torch.where(better, cand_best, best)
+            best_raw = torch.where(better, top[rows, j], best_raw)
+        # The k best that go on.
+        live, live_j = top.masked_fill(token == eos_id, float("-inf")).topk(k, dim=1)  # (B, k)
+        chosen = beam.gather(1, live_j)  # (B, k)
+        tokens = torch.cat([prefixes.gather(1, chosen[..., None].expand(B, k, t)),
+                            token.gather(1, live_j)[..., None]], dim=2).view(B * k, t + 1)
+        scores = live
+        # A live prefix can only lose probability; its best normalised future is bounded.
+        done |= best >= scores.max(dim=1).values / longest_penalty
+        if bool(done.all()):
+            break
+    else:  # reached max_len: unfinished rows may keep their best truncated hypothesis
+        normalised = scores.max(dim=1)
+        truncated = ~done & (normalised.values / length_penalty(max_len - 1, alpha) > best)
+        if bool(truncated.any()):
+            last = tokens.view(B, k, max_len)[rows, normalised.indices]  # (B, max_len)
+            best_tokens[truncated] = last[truncated]
+            best_raw = torch.where(truncated, normalised.values, best_raw)
+    used = int((best_tokens != pad_id).any(dim=0).nonzero().max()) + 1
+    out = best_tokens[:, :used]
+    return (out, best_raw) if return_scores else out
+
+
+@torch.no_grad()
+def sequence_log_prob(model: Any, src: torch.Tensor, tokens: torch.Tensor, eos_id: int, *,
+                      src_mask: torch.Tensor | None = None,
+                      pad_id: int | None = None) -> torch.Tensor:
+    """Summed log-probability the model gives each output sequence (up to its first EOS).
+
+    Args:
+        model, src, src_mask, pad_id: as for :func:`greedy_decode`.
+        tokens: (B, L) outputs in the decoders' format (BOS first).
+
+    Returns:
+        (B,) float log p(tokens[b, 1:] | src[b]), counting positions up to and including EOS.
+    """
+    B = Shapes().tensor("src", src, "B S", dtype="int")["B"]
+    if Shapes(B=B).tensor("tokens", tokens, "B L", dtype="int")["L"] < 2:
+        raise ValueError(f"tokens must have BOS and at least one token, shape (B, L >= 2); "
+                         f"got {tuple(tokens.shape)}")
+    step, pad_id = _prepare(model, src, tokens.shape[1], int(tokens[0, 0]), eos_id, src_mask,
+                            pad_id)
+    B = tokens.shape[0]
+    rows = torch.arange(B, device=tokens.device)
+    total = torch.zeros(B, device=tokens.device)
+    active = torch.ones(B, dtype=torch.bool, device=tokens.device)
+    for t in range(1, tokens.shape[1]):
+        active &= tokens[:, t] != pad_id
+        if not bool(active.any()):
+            break
+        log_probs = _next_log_probs(step, tokens[:, :t], rows, pad_id)
+        total += torch.where(active, log_probs[rows, tokens[:, t]], 0.0)
+        active &= tokens[:, t] != eos_id
+    return total

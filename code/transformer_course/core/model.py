@@ -1,0 +1,367 @@
+"""The encoder-decoder Transformer (Vaswani et al., 2017, section 3 and Figure 1).
+
+Every sub-layer (self-attention, cross-attention, feed-forward) sits in a :class:`Residual`:
+
+    post-norm (the paper):  x = LayerNorm(x + Dropout(sublayer(x)))
+    pre-norm:               x = x + Dropout(sublayer(LayerNorm(x)))
+
+and pre-norm models put one final LayerNorm after each stack. Dropout follows the paper: on the
+sum of embeddings and positions, and on every sub-layer output before the residual addition.
+(``torch.nn.Transformer`` also drops attention weights and the feed-forward hidden layer; the two
+agree exactly only with dropout off, e.g. in ``eval()``.)
+
+Arguments are checked where they enter: :class:`TransformerConfig` checks the sizes, and
+``encode``/``decode``/``forward`` check tokens and masks; the layers inside trust their caller.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from .checks import (
+    Shapes,
+    check_fraction,
+    check_instance,
+    check_int,
+    check_number,
+    check_token_ids,
+)
+from .masks import causal_mask
+from .multihead import MultiHeadAttention
+from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
+
+POSITIONAL_KINDS = ("sinusoidal", "learned", "none")
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """Sizes and switches of an encoder-decoder Transformer; validates itself on creation."""
+
+    src_vocab_size: int
+    tgt_vocab_size: int
+    d_model: int = 512  # model width (paper base)
+    num_heads: int = 8  # h; must divide d_model
+    num_encoder_layers: int = 6  # N
+    num_decoder_layers: int = 6  # N
+    d_ff: int = 2048  # feed-forward inner width
+    dropout: float = 0.1  # P_drop, in [0, 1)
+    max_len: int = 512  # longest sequence the model accepts
+    norm_first: bool = False  # False: post-norm as in the paper; True: pre-norm
+    share_embeddings: bool = True  # tie target embedding and output projection (and the source
+    #                                embedding too when the vocabularies are the same size)
+    positional: str = "sinusoidal"  # "sinusoidal" | "learned" | "none"
+    scaled_attention: bool = True  # divide scores by sqrt(d_k) (False only for an ablation)
+    pad_id: int = 0  # padding token id, in [0, min(vocab sizes))
+    layer_norm_eps: float = 1e-5  # epsilon of every LayerNorm, in (0, 1)
+    final_norm: bool | None = None  # LayerNorm after each stack; None: same as norm_first
+
+    def __post_init__(self) -> None:
+        for name in ("src_vocab_size", "tgt_vocab_size", "d_model", "num_heads",
+                     "num_encoder_layers", "num_decoder_layers", "d_ff", "max_len"):
+            check_int(name, getattr(self, name))
+        if self.d_model % self.num_heads:
+            raise ValueError(f"d_model must be divisible by num_heads; got d_model="
+                             f"{self.d_model}, num_heads={self.num_heads}")
+        for name in ("norm_first", "share_embeddings", "scaled_attention"):
+            check_instance(name, getattr(self, name), bool)
+        check_instance("final_norm", self.final_norm, (bool, type(None)), "bool or None")
+        if self.positional not in POSITIONAL_KINDS:
+            raise ValueError(f"positional must be one of {POSITIONAL_KINDS}; "
+                             f"got {self.positional!r}")
+        check_fraction("dropout", self.dropout)
+        check_int("pad_id", self.pad_id, low=0,
+                  high=min(self.src_vocab_size, self.tgt_vocab_size) - 1)
+        check_number("layer_norm_eps", self.layer_norm_eps, low=0, high=1, low_open=True,
+                     high_open=True)
+
+    @property
+    def d_k(self) -> int:
+        """Width of one attention head, d_model / h."""
+        return self.d_model // self.num_heads
+
+    @property
+    def has_final_norm(self) -> bool:
+        """Whether each stack ends in a LayerNorm (``final_norm``, defaulting to ``norm_first``)."""
+        return self.norm_first if self.final_norm is None else self.final_norm
+
+
+class PositionwiseFeedForward(nn.Module):
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, applied to every position alike (eq. 2)."""
+
+    def __init__(self, d_model: int, d_ff: int) -> None:
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.activation = nn.ReLU()
+        self.linear2 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x: (B, T, d_model) -> (B, T, d_model)."""
+        return self.linear2(self.activation(self.linear1(x)))
+
+
+class Embeddings(nn.Module):
+    """Token embedding times sqrt(d_model), plus positions, then dropout (section 3.4, 3.5).
+
+    Args:
+        vocab_size: number of token ids. d_model: width. max_len: longest sequence.
+        positional: "sinusoidal", "learned" or "none". dropout: P_drop on the sum.
+    """
+
+    def __init__(self, vocab_size: int, d_model: int, max_len: int,
+                 positional: str = "sinusoidal", dropout: float = 0.0) -> None:
+        super().__init__()
+        for name, value in (("vocab_size", vocab_size), ("d_model", d_model),
+                            ("max_len", max_len)):
+            check_int(name, value)
+        if positional not in POSITIONAL_KINDS:
+            raise ValueError(f"positional must be one of {POSITIONAL_KINDS}; got {positional!r}")
+        self.vocab_size, self.max_len = vocab_size, max_len
+        self.token = nn.Embedding(vocab_size, d_model)
+        self.scale = math.sqrt(d_model)
+        self.positional = (SinusoidalPositionalEncoding(d_model, max_len)
+                           if positional == "sinusoidal" else
+                           LearnedPositionalEmbedding(d_model, max_len)
+                           if positional == "learned" else nn.Identity())
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """tokens: (B, T) integer ids in [0, vocab_size), T <= max_len -> (B, T, d_model)."""
+        check_token_ids("tokens", tokens, self.vocab_size, max_len=self.max_len)
+        return self.dropout(self.positional(self.token(tokens) * self.scale))
+
+
+class Residual(nn.Module):
+    """One sub-layer with its residual connection, LayerNorm and dropout (section 5.4).
+
+    Args:
+        norm_first: False: LayerNorm(x + Dropout(sublayer(x))), as in the paper;
+            True: x + Dropout(sublayer(LayerNorm(x))).
+    """
+
+    def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(d_model, eps=eps)
+        self.dropout = nn.Dropout(dropout)
+        self.norm_first = norm_first
+
+    def forward(self, x: torch.Tensor, sublayer: Callable[[torch.Tensor], torch.Tensor],
+                ) -> torch.Tensor:
+        """x: (B, T, d_model) -> (B, T, d_model)."""
+        if self.norm_first:
+            return x + self.dropout(sublayer(self.norm(x)))
+        return self.norm(x + self.dropout(sublayer(x)))
+
+
+class EncoderLayer(nn.Module):
+    """Self-attention, then feed-forward, each in a :class:`Residual`.
+
+    Args:
+        d_model, num_heads, d_ff: sizes. dropout: P_drop on each sub-layer output.
+        norm_first: pre-norm if True, post-norm (the paper) if False.
+        eps: LayerNorm epsilon. scaled: divide attention scores by sqrt(d_k).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0,
+                 norm_first: bool = False, eps: float = 1e-5, scaled: bool = True) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, num_heads, scaled=scaled)
+        self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
+        self.sublayers = nn.ModuleList(Residual(d_model, dropout, norm_first, eps)
+                                       for _ in range(2))
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        """x: (B, S, d_model); mask: (B, 1, S) or (B, S, S), True = may attend."""
+        x = self.sublayers[0](x, lambda x: self.self_attn(x, x, x, mask)[0])
+        return self.sublayers[1](x, self.feed_forward)
+
+
+class DecoderLayer(nn.Module):
+    """Masked self-attention, cross-attention to the memory, feed-forward; each a Residual.
+
+    Args: as for :class:`EncoderLayer`.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0,
+                 norm_first: bool = False, eps: float = 1e-5, scaled: bool = True) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, num_heads, scaled=scaled)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads, scaled=scaled)
+        self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
+        self.sublayers = nn.ModuleList(Residual(d_model, dropout, norm_first, eps)
+                                       for _ in range(3))
+
+    def forward(self, y: torch.Tensor, memory: torch.Tensor,
+                src_mask: torch.Tensor | None = None, tgt_mask: torch.Tensor | None = None,
+                ) -> torch.Tensor:
+        """y: (B, T, d_model); memory: encoder output (B, S, d_model).
+
+        src_mask: (B, 1, S) or (B, T, S); tgt_mask: (1, T, T) or (B, T, T).
+        """
+        y = self.sublayers[0](y, lambda y: self.self_attn(y, y, y, tgt_mask)[0])
+        y = self.sublayers[1](y, lambda y: self.cross_attn(y, memory, memory, src_mask)[0])
+        return self.sublayers[2](y, self.feed_forward)
+
+
+class Transformer(nn.Module):
+    """The encoder-decoder Transformer of Figure 1: embeddings, two stacks, tied output layer.
+
+    Args:
+        config: a :class:`TransformerConfig`.
+    """
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        check_instance("config", config, TransformerConfig)
+        self.config = c = config
+        self.src_embed = Embeddings(c.src_vocab_size, c.d_model, c.max_len, c.positional,
+                                    c.dropout)
+        self.tgt_embed = Embeddings(c.tgt_vocab_size, c.d_model, c.max_len, c.positional,
+                                    c.dropout)
+        sizes = (c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.layer_norm_eps,
+                 c.scaled_attention)
+        self.encoder = nn.ModuleList(EncoderLayer(*sizes) for _ in range(c.num_encoder_layers))
+        self.decoder = nn.ModuleList(DecoderLayer(*sizes) for _ in range(c.num_decoder_layers))
+        final = c.has_final_norm
+        self.encoder_norm = nn.LayerNorm(c.d_model, c.layer_norm_eps) if final else nn.Identity()
+        self.decoder_norm = nn.LayerNorm(c.d_model, c.layer_norm_eps) if final else nn.Identity()
+        self.output_projection = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
+        self.reset_parameters()
+        if c.share_embeddings:  # one (V, d_model) matrix, used three ways (section 3.4)
+            self.output_projection.weight = self.tgt_embed.token.weight
+            if c.src_vocab_size == c.tgt_vocab_size:
+                self.src_embed.token.weight = self.tgt_embed.token.weight
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        """Xavier-uniform for every weight matrix (linear and token embedding); biases zero.
+
+        LayerNorms start at weight 1, bias 0; learned positions keep their own N(0, 0.02^2).
+        """
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.xavier_uniform_(module.weight)
+                if module.bias is not None:
+                    nn.init.zeros_(module.bias)
+        nn.init.xavier_uniform_(self.src_embed.token.weight)
+        nn.init.xavier_uniform_(self.tgt_embed.token.weight)
+
+    def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Run the encoder.
+
+        Args:
+            src: (B, S) token ids in [0, src_vocab_size), S <= max_len.
+            src_mask: boolean (B, 1, S) (e.g. from ``padding_mask_from_tokens``) or (B, S, S);
+                True = may attend. None lets every position attend everywhere.
+
+        Returns:
+            memory (B, S, d_model).
+        """
+        shapes = Shapes()
+        check_token_ids("src", src, self.config.src_vocab_size, "B S", shapes,
+                        max_len=self.config.max_len)
+        _check_mask("src_mask", src_mask, "B S S", shapes, "(B, 1, S) for padding")
+        x = self.src_embed(src)  # (B, S, d_model)
+        for layer in self.encoder:
+            x = layer(x, src_mask)
+        return self.encoder_norm(x)
+
+    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
+               tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Run the decoder over the target prefix, attending to the encoder's memory.
+
+        Args:
+            tgt: (B, T) token ids in [0, tgt_vocab_size). memory: (B, S, d_model).
+            src_mask: boolean (B, 1, S) or (B, T, S); None: attend to every source position.
+            tgt_mask: boolean (1, T, T) or (B, T, T), e.g. from ``decoder_self_attention_mask``.
+                None means the causal mask alone (never "no mask": the decoder must not see the
+                future unless the caller passes an all-True mask on purpose).
+
+        Returns:
+            hidden states (B, T, d_model).
+        """
+        shapes = Shapes(d_model=self.config.d_model)
+        check_token_ids("tgt", tgt, self.config.tgt_vocab_size, "B T", shapes,
+                        max_len=self.config.max_len)
+        shapes.tensor("memory", memory, "B S d_model")
+        _check_mask("src_mask", src_mask, "B T S", shapes, "(B, 1, S) for padding")
+        _check_mask("tgt_mask", tgt_mask, "B T T", shapes, "(1, T, T) causal, or (B, T, T)")
+        if tgt_mask is None:
+            tgt_mask = causal_mask(tgt.shape[1], device=tgt.device)[None]  # (1, T, T)
+        y = self.tgt_embed(tgt)  # (B, T, d_model)
+        for layer in self.decoder:
+            y = layer(y, memory, src_mask, tgt_mask)
+        return self.decoder_norm(y)
+
+    def project(self, hidden: torch.Tensor) -> torch.Tensor:
+        """hidden (B, T, d_model) -> logits (B, T, tgt_vocab_size) (no softmax)."""
+        Shapes(d_model=self.config.d_model).tensor("hidden", hidden, "B T d_model")
+        return self.output_projection(hidden)
+
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor, src_mask: torch.Tensor | None = None,
+                tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """Encode ``src``, decode ``tgt`` and project: logits (B, T, tgt_vocab_size).
+
+        Args:
+            src: (B, S) ids. tgt: (B, T) ids.
+            src_mask: (B, 1, S) padding mask, used by the encoder and by cross-attention.
+            tgt_mask: (1, T, T) or (B, T, T); None: causal.
+        """
+        memory = self.encode(src, src_mask)
+        return self.project(self.decode(tgt, memory, src_mask, tgt_mask))
+
+    def attention_maps(self, src: torch.Tensor, tgt: torch.Tensor,
+                       src_mask: torch.Tensor | None = None, tgt_mask: torch.Tensor | None = None,
+                       ) -> dict[str, list[torch.Tensor]]:
+        """Attention weights of every layer, from one forward pass without gradient.
+
+        Recorded by hooks on the attention modules, so the layers need not pass them on.
+
+        Args: as for :meth:`forward`.
+
+        Returns:
+            {"encoder": [(B, h, S, S)] * N_enc, "decoder_self": [(B, h, T, T)] * N_dec,
+            "cross": [(B, h, T, S)] * N_dec}.
+        """
+        maps: dict[str, list[torch.Tensor]] = {"encoder": [], "decoder_self": [], "cross": []}
+        recorded = [(layer.self_attn, maps["encoder"]) for layer in self.encoder]
+        for layer in self.decoder:
+            recorded += [(layer.self_attn, maps["decoder_self"]), (layer.cross_attn, maps["cross"])]
+        handles = [h for module, into in recorded for h in _record_weights(module, into)]
+        try:
+            with torch.no_grad():
+                self(src, tgt, src_mask, tgt_mask)
+        finally:
+            for handle in handles:
+                handle.remove()
+        return maps
+
+
+def _record_weights(module: MultiHeadAttention, into: list[torch.Tensor],
+                    ) -> list[torch.utils.hooks.RemovableHandle]:
+    """Hooks that make ``module`` return its weights and append them to ``into``."""
+    def ask(_module, args, kwargs):
+        return args, {**kwargs, "need_weights": True}
+
+    def keep(_module, _args, _kwargs, output):
+        into.append(output[1])
+
+    return [module.register_forward_pre_hook(ask, with_kwargs=True),
+            module.register_forward_hook(keep, with_kwargs=True)]
+
+
+def _check_mask(name: str, mask: torch.Tensor | None, spec: str, shapes: Shapes,
+                example: str) -> None:
+    if mask is not None:
+        shapes.mask(name, mask, spec, example=example)
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Number of unique trainable parameters (a tied matrix counts once)."""
+    check_instance("model", model, nn.Module, "torch.nn.Module")
+    unique = {id(p): p for p in model.parameters() if p.requires_grad}
+    return sum(p.numel() for p in unique.values())

@@ -1,0 +1,79 @@
+"""Multi-head attention (Vaswani et al., 2017, section 3.2.2).
+
+    MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O,
+    head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V)
+
+The h projections of width d_k = d_model / h are stored as one (d_model, d_model) linear layer per
+role and split into heads by a reshape, so the parameter count equals one head of width d_model.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+from .attention import scaled_dot_product_attention
+from .checks import Shapes, check_fraction, check_instance, check_positive_int
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with learned projections; self- or cross-attention.
+
+    Args:
+        d_model: model width. num_heads: h, which must divide d_model.
+        dropout: dropout on the attention weights while training.
+        bias: whether the four projections have biases.
+        scaled: divide scores by sqrt(d_k) (False only for the ablation that removes it).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
+                 scaled: bool = True) -> None:
+        super().__init__()
+        check_positive_int("d_model", d_model)
+        check_positive_int("num_heads", num_heads)
+        if d_model % num_heads:
+            raise ValueError(f"d_model must be divisible by num_heads; got d_model={d_model}, "
+                             f"num_heads={num_heads}")
+        check_fraction("dropout", dropout)
+        check_instance("bias", bias, bool)
+        check_instance("scaled", scaled, bool)
+        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
+        self.dropout = dropout
+        self.scale = 1.0 / math.sqrt(self.d_k) if scaled else 1.0
+        self.w_q = nn.Linear(d_model, d_model, bias=bias)
+        self.w_k = nn.Linear(d_model, d_model, bias=bias)
+        self.w_v = nn.Linear(d_model, d_model, bias=bias)
+        self.w_o = nn.Linear(d_model, d_model, bias=bias)
+
+    def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                mask: torch.Tensor | None = None, need_weights: bool = False,
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """Attend from ``query`` to ``key``/``value``.
+
+        Args:
+            query: (B, T_q, d_model). key, value: (B, T_k, d_model).
+            mask: boolean (B, T_q, T_k), each size 1 or full; True = may attend.
+            need_weights: also return the per-head weights (B, h, T_q, T_k).
+
+        Returns:
+            output (B, T_q, d_model) and the per-head weights or None.
+        """
+        shapes = Shapes(d_model=self.d_model)
+        B, T_q = shapes.tensor("query", query, "B T_q d_model")["B"], query.shape[1]
+        shapes.tensor("key", key, "B T_k d_model")
+        shapes.tensor("value", value, "B T_k d_model")
+        if mask is not None:
+            shapes.mask("mask", mask, "B T_q T_k",
+                        example="(B, 1, T_k) for padding, (1, T_q, T_k) for a causal mask")
+            mask = mask[:, None]  # (B, 1, T_q, T_k): the same mask for every head
+        h, d_k = self.num_heads, self.d_k
+        q = self.w_q(query).view(B, T_q, h, d_k).transpose(1, 2)  # (B, h, T_q, d_k)
+        k = self.w_k(key).view(B, -1, h, d_k).transpose(1, 2)  # (B, h, T_k, d_k)
+        v = self.w_v(value).view(B, -1, h, d_k).transpose(1, 2)  # (B, h, T_k, d_k)
+        heads, weights = scaled_dot_product_attention(
+            q, k, v, mask, scale=self.scale, dropout_p=self.dropout if self.training else 0.0,
+            need_weights=need_weights)  # heads (B, h, T_q, d_k)
+        concat = heads.transpose(1, 2).reshape(B, T_q, self.d_model)  # (B, T_q, d_model)
+        return self.w_o(concat), weights

@@ -1,0 +1,321 @@
+"""Checks for the chapters' coding exercises: call one on your function and read what fails.
+
+Every ``check_*`` runs the reader's function on a handful of cases, compares it with the package's
+own (tested) implementation, and either raises ``AssertionError`` naming the first case that
+disagrees or returns a :class:`Passed`, which shows how many cases agreed and how closely.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from .core.attention import scaled_dot_product_attention_numpy, softmax
+from .core.batching import shift_targets
+from .core.masks import padding_mask_from_lengths
+from .core.model import EncoderLayer
+from .core.positional import sinusoidal_encoding_numpy
+from .core.schedule import noam_lr
+from .experiments.ch1_why_attention.paths import counted_path_length
+from .experiments.ch3_multi_head_attention.numpy_heads import multi_head_attention_numpy
+from .experiments.ch4_positional_encoding.relative_position import relative_position_map
+
+
+@dataclass(frozen=True)
+class Passed:
+    """What a check found when every case agreed with the reference."""
+
+    cases: int  # how many cases were checked
+    largest_difference: float  # largest absolute difference from the reference (0: exact)
+
+    def __repr__(self) -> str:
+        return f"passed {self.cases} cases; largest difference {self.largest_difference:.2g}"
+
+
+def _check_callable(fn: object) -> None:
+    if not callable(fn):
+        raise TypeError(f"fn must be callable; got {type(fn).__name__}")
+
+
+def _compare(case: str, got: Any, want: np.ndarray, atol: float) -> float:
+    """The largest absolute difference of ``got`` from ``want``; AssertionError above ``atol``."""
+    if isinstance(got, torch.Tensor):
+        got = got.detach().cpu().double().numpy()
+    if not isinstance(got, np.ndarray):
+        raise AssertionError(f"case '{case}': expected an array of shape {want.shape}; "
+                             f"got {type(got).__name__}")
+    if got.shape != want.shape:
+        raise AssertionError(f"case '{case}': expected shape {want.shape}; got {got.shape}")
+    if not np.all(np.isfinite(got)):
+        raise AssertionError(f"case '{case}': the result holds NaN or inf: {got}")
+    err = float(np.max(np.abs(got - want))) if got.size else 0.0
+    if err > atol:
+        raise AssertionError(f"case '{case}': largest difference from the reference is {err:.3g} "
+                             f"(allowed {atol:g});\nexpected\n{want}\ngot\n{got}")
+    return err
+
+
+# --- Chapter 1 ---------------------------------------------------------------------------------
+
+
+def check_path_length_formula(fn: Callable[[int, int], int]) -> Passed:
+    """Check ``fn(n, kernel_size)`` against breadth-first search over stacked convolutions."""
+    _check_callable(fn)
+    cases = [(n, kernel_size) for kernel_size in (3, 5, 7) for n in range(1, 41)]
+    for n, kernel_size in cases:
+        counted = counted_path_length("convolutional", n, kernel_size=kernel_size)
+        got = fn(n, kernel_size)
+        if got != counted:
+            raise AssertionError(f"fn(n={n}, kernel_size={kernel_size}) returned {got!r}; "
+                                 f"breadth-first search counts {counted} layers")
+    return Passed(len(cases), 0.0)
+
+
+# --- Chapter 2 ---------------------------------------------------------------------------------
+
+
+def check_softmax(fn: Callable[[np.ndarray], np.ndarray]) -> Passed:
+    """Check a softmax over the last axis: values, large logits, -inf entries, all -inf rows.
+
+    Args:
+        fn: takes x (..., n) float64 and returns softmax(x) over the last axis, same shape.
+    """
+    _check_callable(fn)
+    rng = np.random.default_rng(2)
+    cases = {
+        "random logits": rng.standard_normal((3, 5)),
+        "large logits (1000)": np.array([[1000.0, 999.0, 998.0]]),
+        "very negative logits (-1000)": np.array([[-1000.0, -1001.0, -1002.0]]),
+        "some -inf entries": np.array([[0.5, -np.inf, 1.5, -np.inf]]),
+        "a row of only -inf (must give zeros)": np.array([[-np.inf, -np.inf], [0.0, 0.0]]),
+        "extra batch dimensions": rng.standard_normal((2, 3, 4)),
+    }
+    worst = 0.0
+    for case, x in cases.items():
+        with np.errstate(all="ignore"):
+            got = fn(x.copy())
+        worst = max(worst, _compare(case, got, softmax(x), atol=1e-12))
+    return Passed(len(cases), worst)
+
+
+def check_attention(fn: Callable[..., np.ndarray]) -> Passed:
+    """Check a NumPy scaled dot-product attention against the package's.
+
+    Args:
+        fn: ``fn(q, k, v, mask=None)`` with q (..., T_q, d_k), k (..., T_k, d_k), v (..., T_k, d_v)
+            float64 and mask boolean broadcastable to (..., T_q, T_k), True = may attend; returns
+            the output (..., T_q, d_v). A query allowed to attend to nothing must output zeros.
+    """
+    _check_callable(fn)
+    rng = np.random.default_rng(3)
+
+    def qkv(batch: tuple[int, ...], T_q: int, T_k: int, d_k: int, d_v: int, size: float = 1.0):
+        return (size * rng.standard_normal((*batch, T_q, d_k)),
+                size * rng.standard_normal((*batch, T_k, d_k)),
+                rng.standard_normal((*batch, T_k, d_v)))
+
+    padding = np.array([True, True, True, False, False])[None, None, :]  # (1, 1, T_k)
+    causal = np.tril(np.ones((4, 4), dtype=bool))  # (T, T)
+    empty_row = np.ones((3, 5), dtype=bool)
+    empty_row[1] = False  # query 1 may attend to nothing
+    cases = {
+        "no mask, one sequence": (qkv((), 3, 3, 4, 4), None),
+        "T_q != T_k and d_v != d_k": (qkv((2,), 3, 5, 4, 6), None),
+        "extra batch dimensions": (qkv((2, 3), 4, 4, 8, 2), None),
+        "padding mask": (qkv((2,), 3, 5, 4, 4), padding),
+        "causal mask": (qkv((2,), 4, 4, 4, 4), causal),
+        "large scores (needs a stable softmax)": (qkv((1,), 3, 5, 4, 4, size=40.0), None),
+        "a fully masked query row (must output zeros)": (qkv((1,), 3, 5, 4, 4), empty_row),
+    }
+    worst = 0.0
+    for case, ((q, k, v), mask) in cases.items():
+        want, _ = scaled_dot_product_attention_numpy(q, k, v, mask)
+        with np.errstate(all="ignore"):
+            got = fn(q.copy(), k.copy(), v.copy(), None if mask is None else mask.copy())
+        worst = max(worst, _compare(case, got, want, atol=1e-10))
+    return Passed(len(cases), worst)
+
+
+def check_local_causal_mask(fn: Callable[[int, int], torch.Tensor]) -> Passed:
+    """Check a causal mask restricted to a window: query i may attend to keys i - window + 1 .. i.
+
+    Args:
+        fn: ``fn(T, window)`` returning a (T, T) boolean torch tensor, True = may attend.
+    """
+    _check_callable(fn)
+    cases = [(1, 1), (5, 1), (5, 2), (6, 3), (4, 4), (4, 10)]
+    for T, window in cases:
+        want = np.array([[i - window < j <= i for j in range(T)] for i in range(T)])
+        got = fn(T, window)
+        case = f"case T={T}, window={window}"
+        if not isinstance(got, torch.Tensor) or got.dtype != torch.bool:
+            raise AssertionError(f"{case}: expected a boolean torch tensor; "
+                                 f"got {type(got).__name__} {getattr(got, 'dtype', '')}")
+        if tuple(got.shape) != (T, T):
+            raise AssertionError(f"{case}: expected shape {(T, T)}; got {tuple(got.shape)}")
+        if not np.array_equal(got.cpu().numpy(), want):
+            raise AssertionError(f"{case}: expected\n{want.astype(int)}\n"
+                                 f"got\n{got.cpu().numpy().astype(int)}")
+    return Passed(len(cases), 0.0)
+
+
+# --- Chapter 3 ---------------------------------------------------------------------------------
+
+
+def check_multi_head_attention(fn: Callable[..., np.ndarray], *, seed: int = 0) -> Passed:
+    """Check ``fn(x_q, x_kv, w_q, w_k, w_v, w_o, num_heads, mask)`` -> output (B, T_q, d_model)
+    against :func:`multi_head_attention_numpy` on random self- and cross-attention cases."""
+    _check_callable(fn)
+    rng = np.random.default_rng(seed)
+    cases = [(2, 5, 5, 8, 2, False), (3, 4, 6, 12, 3, True), (1, 7, 3, 16, 4, True),
+             (2, 6, 6, 8, 1, False)]
+    worst = 0.0
+    for B, T_q, T_k, d_model, h, masked in cases:
+        x_q = rng.standard_normal((B, T_q, d_model))
+        x_kv = x_q if T_q == T_k else rng.standard_normal((B, T_k, d_model))
+        ws = [rng.standard_normal((d_model, d_model)) / np.sqrt(d_model) for _ in range(4)]
+        mask = None
+        if masked:
+            mask = rng.random((B, T_q, T_k)) < 0.7
+            mask[..., 0] = True  # every query may attend somewhere
+        want, _ = multi_head_attention_numpy(x_q, x_kv, *ws, h, mask)
+        got = np.asarray(fn(x_q, x_kv, *ws, h, mask))
+        case = f"B={B}, T_q={T_q}, T_k={T_k}, d_model={d_model}, num_heads={h}, mask={masked}"
+        worst = max(worst, _compare(case, got, want, atol=1e-8))
+    return Passed(len(cases), worst)
+
+
+# --- Chapter 4 ---------------------------------------------------------------------------------
+
+
+def check_sinusoidal_encoding(fn: Callable[[int, int], Any], atol: float = 1e-5) -> Passed:
+    """Check ``fn(num_positions, d_model)`` -> (num_positions, d_model) against the package's
+    encoding; the error names the first wrong entry and whether it is a sine or a cosine."""
+    _check_callable(fn)
+    cases = ((1, 2), (7, 4), (50, 16), (128, 64))
+    worst = 0.0
+    for num_positions, d_model in cases:
+        got = fn(num_positions, d_model)
+        got = got.detach().cpu().double().numpy() if isinstance(got, torch.Tensor) else got
+        got = np.asarray(got, dtype=np.float64)
+        if got.shape != (num_positions, d_model):
+            raise AssertionError(f"fn({num_positions}, {d_model}) must have shape "
+                                 f"({num_positions}, {d_model}); got {got.shape}")
+        want = sinusoidal_encoding_numpy(num_positions, d_model)
+        wrong = np.argwhere(~(np.abs(got - want) <= atol))
+        if len(wrong):
+            pos, dim = (int(i) for i in wrong[0])
+            raise AssertionError(f"fn({num_positions}, {d_model})[{pos}, {dim}] = "
+                                 f"{got[pos, dim]:.6g}, expected {want[pos, dim]:.6g} "
+                                 f"({'sin' if dim % 2 == 0 else 'cos'} of pair i={dim // 2})")
+        worst = max(worst, float(np.abs(got - want).max()))
+    return Passed(len(cases), worst)
+
+
+def check_relative_position_map(fn: Callable[[int, int], Any], atol: float = 1e-9) -> Passed:
+    """Check ``fn(k, d_model)`` -> R_k (d_model, d_model) with PE(pos + k) = R_k PE(pos), against
+    the encoding itself and the package's block rotation."""
+    _check_callable(fn)
+    cases = ((1, 2), (3, 8), (-5, 16), (40, 64))
+    worst = 0.0
+    for k, d_model in cases:
+        got = np.asarray(fn(k, d_model), dtype=np.float64)
+        if got.shape != (d_model, d_model):
+            raise AssertionError(f"fn({k}, {d_model}) must have shape ({d_model}, {d_model}); "
+                                 f"got {got.shape}")
+        table = sinusoidal_encoding_numpy(200, d_model)
+        lo = max(0, -k)
+        shifted = table[lo:lo + 100] @ got.T  # (100, d_model): R_k PE(pos) for each row
+        error = float(np.abs(shifted - table[lo + k:lo + k + 100]).max())
+        if not error <= atol:
+            raise AssertionError(f"fn({k}, {d_model}) applied to PE(pos) misses PE(pos + {k}) "
+                                 f"by up to {error:.3g} (allowed {atol:g})")
+        if not np.allclose(got, relative_position_map(k, d_model), atol=atol, rtol=0):
+            raise AssertionError(f"fn({k}, {d_model}) maps the encoding correctly but differs "
+                                 "from the block rotation elsewhere")
+        worst = max(worst, error)
+    return Passed(len(cases), worst)
+
+
+# --- Chapter 5 ---------------------------------------------------------------------------------
+
+EncoderLayerForward = Callable[[EncoderLayer, torch.Tensor, torch.Tensor], torch.Tensor]
+
+
+def check_encoder_layer_forward(fn: EncoderLayerForward, norm_first: bool = False,
+                                atol: float = 1e-10) -> Passed:
+    """Check ``fn(layer, x, mask)`` against ``EncoderLayer.forward`` (eval mode, float64).
+
+    Args:
+        fn: the reader's forward pass; gets an :class:`EncoderLayer`, x (B, S, d_model) and a
+            padding mask (B, 1, S), and must return (B, S, d_model).
+        norm_first: check the pre-norm variant instead of the paper's post-norm.
+        atol: the largest absolute difference accepted.
+    """
+    _check_callable(fn)
+    if not isinstance(norm_first, bool):
+        raise TypeError(f"norm_first must be a bool; got {norm_first!r}")
+    generator = torch.Generator().manual_seed(5)
+    with torch.random.fork_rng(devices=[]):  # leaves the caller's random stream untouched
+        torch.manual_seed(5)
+        layer = EncoderLayer(16, 4, 32, dropout=0.1, norm_first=norm_first).double().eval()
+    with torch.no_grad():  # non-trivial LayerNorm parameters, so forgetting them is caught
+        for sublayer in layer.sublayers:
+            sublayer.norm.weight.uniform_(0.5, 1.5, generator=generator)
+            sublayer.norm.bias.uniform_(-0.5, 0.5, generator=generator)
+    x = torch.randn(3, 7, 16, dtype=torch.float64, generator=generator)  # (B, S, d_model)
+    mask = padding_mask_from_lengths(torch.tensor([7, 4, 1]), 7)  # (B, 1, S)
+    with torch.no_grad():
+        expected = layer(x, mask)
+        got = fn(layer, x, mask)
+    case = f"EncoderLayer.forward with norm_first={norm_first}"
+    return Passed(1, _compare(case, got, expected.numpy(), atol))
+
+
+# --- Chapter 6 ---------------------------------------------------------------------------------
+
+
+def check_shift_targets(fn: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
+                        ) -> Passed:
+    """Check ``fn(tgt) -> (tgt_in, tgt_out)`` against :func:`shift_targets`.
+
+    ``tgt`` is (B, L) with padding id 0 after each row's tokens; BOS is 1 and EOS is 2.
+    """
+    _check_callable(fn)
+    g = torch.Generator().manual_seed(0)
+    cases = [torch.tensor([[5, 6, 7]]), torch.tensor([[5, 0, 0], [6, 7, 0]])]
+    lengths = torch.randint(1, 7, (8,), generator=g)
+    random = torch.randint(3, 12, (8, 6), generator=g)
+    cases.append(random.masked_fill(torch.arange(6)[None, :] >= lengths[:, None], 0))
+    for i, tgt in enumerate(cases):
+        want_in, want_out = shift_targets(tgt)
+        got = fn(tgt.clone())
+        if not (isinstance(got, tuple) and len(got) == 2):
+            raise AssertionError(f"case {i}: fn must return a pair (tgt_in, tgt_out); got {got!r}")
+        for name, have, want in (("tgt_in", got[0], want_in), ("tgt_out", got[1], want_out)):
+            if not isinstance(have, torch.Tensor) or have.shape != want.shape:
+                shape = tuple(have.shape) if isinstance(have, torch.Tensor) else type(have)
+                raise AssertionError(f"case {i}: {name} must have shape {tuple(want.shape)}; "
+                                     f"got {shape}")
+            if not torch.equal(have.long(), want):
+                raise AssertionError(f"case {i}: for tgt={tgt.tolist()}, {name} should be "
+                                     f"{want.tolist()}; got {have.tolist()}")
+    return Passed(len(cases), 0.0)
+
+
+def check_noam_lr(fn: Callable[[int, int, int], float]) -> Passed:
+    """Check ``fn(step, d_model, warmup)`` against the paper's schedule at several steps."""
+    _check_callable(fn)
+    worst, cases = 0.0, 0
+    for d_model, warmup in ((512, 4000), (64, 30), (1024, 1)):
+        for step in (1, 2, warmup // 2 + 1, warmup, warmup + 1, 3 * warmup, 100_000):
+            want, got = noam_lr(step, d_model, warmup), fn(step, d_model, warmup)
+            if not abs(float(got) - want) <= 1e-9 + 1e-6 * want:
+                raise AssertionError(f"at step={step}, d_model={d_model}, warmup={warmup} the "
+                                     f"rate should be {want:.6g}; got {got!r}")
+            worst, cases = max(worst, abs(float(got) - want)), cases + 1
+    return Passed(cases, worst)

@@ -1,0 +1,15 @@
+"""What the chapters measure, one subpackage per chapter, each built on ``transformer_course.core``.
+
+- ``ch1_why_attention``: a recurrent layer stepped by hand (``recurrence``), maximum path lengths
+  by breadth-first search (``paths``), the paper's Table 1 by counting (``complexity``).
+- ``ch2_scaled_dot_product_attention``: why scores are scaled and what attention costs
+  (``attention_stats``).
+- ``ch3_multi_head_attention``: multi-head attention in NumPy (``numpy_heads``); a two-lookup task
+  whose heads specialise (``head_specialisation``).
+- ``ch4_positional_encoding``: shifts as rotations (``relative_position``), what attention knows
+  about order (``order``), positions past the training length (``position_extrapolation``).
+- ``ch5_full_model``: a shape trace by forward hooks (``trace``), post-norm against pre-norm
+  through depth (``norm_placement``).
+- ``ch6_training``: synthetic tasks (``tasks``), training on them (``task_training``), ablations
+  (``ablations``), the recipes (``recipes``).
+"""

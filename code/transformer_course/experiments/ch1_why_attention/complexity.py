@@ -1,0 +1,325 @@
+"""Table 1 of Vaswani et al. (2017), by counting rather than by asymptotics.
+
+For self-attention, recurrent, convolutional and restricted self-attention layers, three costs:
+
+- FLOPs of one real layer, counted by ``torch.utils.flop_counter.FlopCounterMode`` on the ``meta``
+  device (shapes only, so counting a large layer costs nothing).
+- Sequential operations: the longest chain of dependent tensor operations in one forward pass,
+  read from the operations PyTorch actually dispatches (views cost nothing).
+- Maximum path length: from :mod:`transformer_course.paths` (breadth-first search).
+
+Beside the counts, :func:`time_forward_by_length` measures wall-clock forward time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import pandas as pd
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_leaves
+from torch.utils.flop_counter import FlopCounterMode
+
+from transformer_course.core.attention import scaled_dot_product_attention
+from transformer_course.core.checks import check_array, check_instance, check_positive_int
+from transformer_course.core.multihead import MultiHeadAttention
+from transformer_course.experiments.ch1_why_attention.paths import (
+    KINDS,
+    check_kind,
+    check_odd,
+    counted_path_length,
+)
+from transformer_course.experiments.ch1_why_attention.recurrence import ElmanRNN
+from transformer_course.notebook import time_call
+
+# --- restricted self-attention -----------------------------------------------------------------
+
+def restricted_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                         neighbourhood: int) -> torch.Tensor:
+    """Self-attention in which position i sees only keys j with |i - j| <= neighbourhood // 2.
+
+    Only the r = ``neighbourhood`` keys of each window are multiplied, so the cost is r * n * d
+    instead of n^2 * d. Equal to full attention under a band mask.
+
+    Args:
+        q: queries (..., T, d_k). k: keys (..., T, d_k). v: values (..., T, d_v).
+        neighbourhood: r, the odd window size centred on each query.
+
+    Returns:
+        output (..., T, d_v).
+    """
+    for name, x in (("q", q), ("k", k), ("v", v)):
+        check_array(name, x, kind=torch.Tensor, min_ndim=2, shape="(..., T, d)", floating=True)
+    if q.shape[:-1] != k.shape[:-1] or k.shape[:-1] != v.shape[:-1] or q.shape[-1] != k.shape[-1]:
+        raise ValueError(f"q, k (..., T, d_k) and v (..., T, d_v) must share (..., T) and q, k "
+                         f"d_k; got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
+    check_odd("neighbourhood", neighbourhood)
+    T, w = q.shape[-2], neighbourhood // 2
+    k_win = F.pad(k, (0, 0, w, w)).unfold(-2, neighbourhood, 1)  # (..., T, d_k, r)
+    v_win = F.pad(v, (0, 0, w, w)).unfold(-2, neighbourhood, 1)  # (..., T, d_v, r)
+    scores = (q.unsqueeze(-2) @ k_win).squeeze(-2) / math.sqrt(q.shape[-1])  # (..., T, r)
+    key_index = (torch.arange(T, device=q.device)[:, None]
+                 + torch.arange(neighbourhood, device=q.device)[None, :] - w)  # (T, r)
+    inside = (key_index >= 0) & (key_index < T)  # window slots that hold a real key
+    weights = torch.softmax(scores.masked_fill(~inside, float("-inf")), dim=-1)  # (..., T, r)
+    return (v_win @ weights.unsqueeze(-1)).squeeze(-1)  # (..., T, d_v)
+
+
+def band_mask(T: int, neighbourhood: int) -> torch.Tensor:
+    """(T, T) boolean mask, True where |i - j| <= neighbourhood // 2."""
+    check_positive_int("T", T)
+    check_odd("neighbourhood", neighbourhood)
+    index = torch.arange(T)
+    return (index[:, None] - index[None, :]).abs() <= neighbourhood // 2
+
+
+# --- counting FLOPs and sequential operations -------------------------------------------------
+
+def count_flops(fn: Callable[[], object]) -> int:
+    """FLOPs (2 per multiply-add, matrix products and convolutions only) of calling ``fn()``."""
+    if not callable(fn):
+        raise TypeError(f"fn must be callable; got {type(fn).__name__}")
+    with FlopCounterMode(display=False) as counter:
+        fn()
+    return int(counter.get_total_flops())
+
+
+class _DepthTracker(TorchDispatchMode):
+    """Records, for every tensor produced, the length of the chain of operations behind it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth: dict[int, int] = {}
+        self.alive: list[torch.Tensor] = []  # keeps tensors alive, so their ids stay unique
+        self.longest = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        out = func(*args, **kwargs)
+        inputs = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        if not inputs:  # a constant (zeros, arange): available at step 0
+            step = 0
+        else:
+            step = max(self.depth.get(id(t), 0) for t in inputs) + (0 if func.is_view else 1)
+        written = [a for a, spec in zip(args, func._schema.arguments, strict=False)
+                   if isinstance(a, torch.Tensor) and spec.alias_info is not None
+                   and spec.alias_info.is_write]
+        for t in [*tree_leaves(out), *written]:
+            if isinstance(t, torch.Tensor):
+                self.depth[id(t)] = step
+                self.alive.append(t)
+        self.longest = max(self.longest, step)
+        return out
+
+
+def count_sequential_ops(fn: Callable[[], object]) -> int:
+    """Longest chain of dependent (non-view) tensor operations dispatched while calling ``fn()``.
+
+    Each operation (a matrix product, a softmax) is itself parallel; the chain is the number of
+    rounds that must run one after another, the paper's "sequential operations".
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable; got {type(fn).__name__}")
+    with torch.no_grad(), _DepthTracker() as tracker:
+        fn()
+    return tracker.longest
+
+
+def layer_forward(kind: str, n: int, d: int, *, kernel_size: int = 3, neighbourhood: int = 5,
+                  batch: int = 1, device: str | torch.device = "meta") -> Callable[[], object]:
+    """A zero-argument forward pass of one ``kind`` layer on a (batch, n, d) input.
+
+    Self-attention is the attention operation itself (the paper's n^2 * d); the recurrent layer is
+    ``nn.RNN`` (tanh); convolutions are ``nn.Conv1d`` with ``same`` padding (the dilated one has
+    dilation ``kernel_size``: the cost of any layer of a dilated stack).
+    """
+    check_kind(kind)
+    for name, value in (("n", n), ("d", d), ("batch", batch)):
+        check_positive_int(name, value)
+    check_odd("kernel_size", kernel_size)
+    check_odd("neighbourhood", neighbourhood)
+    x = torch.zeros(batch, n, d, device=device)  # (B, T, d_model); values do not matter
+    if kind == "self-attention":
+        return lambda: scaled_dot_product_attention(x, x, x)
+    if kind == "restricted self-attention":
+        return lambda: restricted_attention(x, x, x, neighbourhood)
+    with torch.random.fork_rng():  # initialising a layer leaves the global random state alone
+        if kind == "recurrent":
+            rnn = nn.RNN(d, d, batch_first=True, device=device)
+            return lambda: rnn(x)
+        dilation = kernel_size if kind == "dilated convolutional" else 1
+        conv = nn.Conv1d(d, d, kernel_size, padding=dilation * (kernel_size // 2),
+                         dilation=dilation, device=device)
+    return lambda: conv(x.transpose(1, 2))  # (B, d_model, T)
+
+
+# --- Table 1 ---------------------------------------------------------------------------------
+
+PAPER_TABLE1 = {  # Vaswani et al. (2017), Table 1 (and section 4 for contiguous convolutions)
+    "self-attention": ("O(n²·d)", "O(1)", "O(1)"),
+    "recurrent": ("O(n·d²)", "O(n)", "O(n)"),
+    "convolutional": ("O(k·n·d²)", "O(1)", "O(n/k) (§4)"),
+    "dilated convolutional": ("O(k·n·d²)", "O(1)", "O(log_k(n))"),
+    "restricted self-attention": ("O(r·n·d)", "O(1)", "O(n/r)"),
+}
+
+
+@dataclass(frozen=True)
+class Table1Config:
+    """The concrete sizes at which Table 1 is counted."""
+
+    n: int = 64  # sequence length
+    d: int = 512  # representation width, the paper's d_model
+    kernel_size: int = 3  # k, convolution kernel width
+    neighbourhood: int = 9  # r, restricted self-attention window
+
+
+def paper_term(kind: str, n: int, d: int, kernel_size: int, neighbourhood: int) -> int:
+    """The paper's complexity-per-layer expression evaluated at the given sizes."""
+    check_kind(kind)
+    return {"self-attention": n * n * d, "recurrent": n * d * d,
+            "convolutional": kernel_size * n * d * d,
+            "dilated convolutional": kernel_size * n * d * d,
+            "restricted self-attention": neighbourhood * n * d}[kind]
+
+
+def counting_device(kind: str) -> str:
+    """Where to count ``kind``'s FLOPs: ``meta`` for a few large operations (nothing is computed),
+    the CPU for the recurrent layer, whose many small steps run faster there than on ``meta``."""
+    check_kind(kind)
+    return "cpu" if kind == "recurrent" else "meta"
+
+
+def count_table1(config: Table1Config = Table1Config()) -> pd.DataFrame:
+    """Table 1 counted at ``config``: one row per layer kind, numeric columns."""
+    check_instance("config", config, Table1Config)
+    n, d, k, r = config.n, config.d, config.kernel_size, config.neighbourhood
+    options = {"kernel_size": k, "neighbourhood": r}
+    rows = []
+    for kind in KINDS:
+        flops = count_flops(layer_forward(kind, n, d, device=counting_device(kind), **options))
+        term = paper_term(kind, n, d, k, r)
+        rows.append({
+            "layer": kind, "flops": flops, "paper_term": term, "flops_per_term": flops / term,
+            "sequential_n": count_sequential_ops(layer_forward(kind, n, 8, device="cpu",
+                                                               **options)),
+            "sequential_2n": count_sequential_ops(layer_forward(kind, 2 * n, 8, device="cpu",
+                                                                **options)),
+            "path_length": counted_path_length(kind, n, **options),
+        })
+    return pd.DataFrame(rows).set_index("layer")
+
+
+def format_table1(counted: pd.DataFrame, config: Table1Config = Table1Config()) -> pd.DataFrame:
+    """The counted table beside the paper's asymptotic entries, as strings for display.
+
+    One column per layer kind, one row per quantity (the paper's rows, transposed to fit a page).
+    """
+    if not isinstance(counted, pd.DataFrame) or list(counted.index) != list(KINDS):
+        raise ValueError(f"counted must be the DataFrame from count_table1 with rows {KINDS}")
+    check_instance("config", config, Table1Config)
+    n = config.n
+    columns = {}
+    for kind, row in counted.iterrows():
+        complexity, sequential, path = PAPER_TABLE1[kind]
+        columns[kind.capitalize()] = {
+            "Complexity per layer (paper)": complexity,
+            f"FLOPs counted (n={n}, d={config.d})": f"{int(row['flops']):,}",
+            "Counted ÷ paper's term": f"{row['flops_per_term']:g}",
+            "Sequential operations (paper)": sequential,
+            f"Sequential counted, n={n}": str(int(row["sequential_n"])),
+            f"Sequential counted, n={2 * n}": str(int(row["sequential_2n"])),
+            "Maximum path length (paper)": path,
+            f"Path length counted (BFS), n={n}": str(int(row["path_length"])),
+        }
+    return pd.DataFrame(columns)
+
+
+def flops_by_length(lengths: Sequence[int], d: int, *, kernel_size: int = 3) -> pd.DataFrame:
+    """Counted FLOPs per layer against sequence length: columns length, layer, flops.
+
+    Layers: the attention operation, a full multi-head self-attention layer (with its four
+    d x d projections), ``nn.RNN`` and ``nn.Conv1d``.
+    """
+    if isinstance(lengths, str | bytes) or not isinstance(lengths, Sequence) or not lengths:
+        raise TypeError(f"lengths must be a non-empty sequence of positive ints; got {lengths!r}")
+    for n in lengths:
+        check_positive_int("lengths", n)
+    check_positive_int("d", d)
+    layer = _meta_multihead(d)
+    rows = []
+    for n in lengths:
+        x = torch.zeros(1, n, d, device="meta")  # (B, T, d_model)
+        counts = {
+            "self-attention (attention only)": count_flops(layer_forward("self-attention", n, d)),
+            "self-attention layer (with projections)": count_flops(
+                lambda x=x: layer(x, x, x, need_weights=True)),
+            "recurrent (nn.RNN)": count_flops(layer_forward("recurrent", n, d, device="cpu")),
+            f"convolutional (k={kernel_size})": count_flops(
+                layer_forward("convolutional", n, d, kernel_size=kernel_size)),
+        }
+        rows += [{"length": n, "layer": name, "flops": f} for name, f in counts.items()]
+    return pd.DataFrame(rows)
+
+
+def _meta_multihead(d: int) -> nn.Module:
+    with torch.device("meta"):
+        return MultiHeadAttention(d, 8 if d % 8 == 0 else 1)
+
+
+# --- measured wall-clock -----------------------------------------------------------------------
+
+def time_forward_by_length(lengths: Sequence[int], *, d_model: int = 128, num_heads: int = 4,
+                           batch: int = 4, repeats: int = 5, threads: int = 1) -> pd.DataFrame:
+    """Median forward time of a recurrent and a self-attention layer of width d_model, per length.
+
+    Layers: ``nn.RNN`` (one fused call, still stepping over time inside), :class:`ElmanRNN` (the
+    same maths stepped in Python) and :class:`MultiHeadAttention` (fused attention kernel).
+    Inputs are (batch, length, d_model); gradients are off. Runs on ``threads`` CPU threads; the
+    thread count and the global random state are restored afterwards.
+
+    Returns:
+        columns length, layer, parameters, median_s, min_s, max_s (one row per layer and length).
+    """
+    if isinstance(lengths, str | bytes) or not isinstance(lengths, Sequence) or not lengths:
+        raise TypeError(f"lengths must be a non-empty sequence of positive ints; got {lengths!r}")
+    for n in lengths:
+        check_positive_int("lengths", n)
+    for name, value in (("d_model", d_model), ("num_heads", num_heads), ("batch", batch),
+                        ("repeats", repeats), ("threads", threads)):
+        check_positive_int(name, value)
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        layers: dict[str, tuple[nn.Module, Callable[[torch.Tensor], object]]] = {}
+        rnn = nn.RNN(d_model, d_model, batch_first=True)
+        layers["recurrent (nn.RNN)"] = (rnn, rnn)
+        elman = ElmanRNN(d_model, d_model)
+        layers["recurrent (ElmanRNN, Python loop)"] = (elman, elman)
+        mha = MultiHeadAttention(d_model, num_heads)
+        layers["self-attention (MultiHeadAttention)"] = (mha, lambda x: mha(x, x, x))
+        inputs = {n: torch.randn(batch, n, d_model) for n in lengths}  # (B, T, d_model)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        rows = _time_layers(layers, inputs, repeats)
+    finally:
+        torch.set_num_threads(previous_threads)
+    return pd.DataFrame(rows)
+
+
+def _time_layers(layers: dict[str, tuple[nn.Module, Callable[[torch.Tensor], object]]],
+                 inputs: dict[int, torch.Tensor], repeats: int) -> list[dict[str, object]]:
+    rows = []
+    with torch.no_grad():
+        for n, x in inputs.items():
+            for name, (module, forward) in layers.items():
+                timing = time_call(lambda f=forward, x=x: f(x), repeats=repeats)
+                rows.append({"length": n, "layer": name,
+                             "parameters": sum(p.numel() for p in module.parameters()),
+                             "median_s": timing.median, "min_s": timing.min, "max_s": timing.max})
+    return rows

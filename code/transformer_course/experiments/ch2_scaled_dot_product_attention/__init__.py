@@ -1,0 +1,1 @@
+"""The experiments of Chapter 2, scaled dot-product attention."""

@@ -1,0 +1,282 @@
+"""Measurements behind chapter 2: why scores are scaled, and what attention costs.
+
+- :func:`dot_product_variance`: the variance of q . k for random unit-variance q, k grows like d_k;
+  dividing by sqrt(d_k) brings it back to 1 (the argument of Vaswani et al., 2017, footnote 4).
+- :func:`softmax_saturation`: the entropy of the attention weights and the size of the gradient that
+  passes back through the softmax, with and without the scaling, as d_k grows.
+- :func:`attention_time` and :func:`attention_memory`: wall-clock time and peak memory of attention
+  against the sequence length T; :func:`loglog_slope` fits the exponent.
+
+Every function takes an explicit seed, so the tables (except wall-clock times) are reproducible.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+import tracemalloc
+from collections.abc import Callable, Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+
+from transformer_course.core.attention import (
+    scaled_dot_product_attention,
+    scaled_dot_product_attention_numpy,
+)
+from transformer_course.core.checks import check_array, check_positive_int
+from transformer_course.notebook import time_call
+
+#: The attention implementations :func:`attention_time` can time, by name.
+TIMED_PATHS = ("numpy", "torch explicit", "torch fused")
+#: The clocks :func:`attention_time` can read: process CPU time or elapsed wall-clock time.
+CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
+
+
+def _check_sizes(name: str, values: Sequence[int]) -> list[int]:
+    if isinstance(values, str) or not isinstance(values, Sequence | np.ndarray):
+        raise TypeError(f"{name} must be a sequence of positive ints; got {type(values).__name__}")
+    if len(values) == 0:
+        raise ValueError(f"{name} must hold at least one size; got an empty sequence")
+    for i, value in enumerate(values):
+        check_positive_int(f"{name}[{i}]", value)
+    return [int(v) for v in values]
+
+
+def _check_seed(seed: int) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int; got {seed!r}")
+
+
+def dot_product_variance(d_k_values: Sequence[int], num_samples: int = 20_000,
+                         seed: int = 0) -> pd.DataFrame:
+    """Sample variance of q . k and of q . k / sqrt(d_k) for q, k with i.i.d. N(0, 1) entries.
+
+    Args:
+        d_k_values: the key widths d_k to measure.
+        num_samples: independent (q, k) pairs per d_k.
+        seed: seed of the NumPy generator.
+
+    Returns:
+        one row per d_k with columns ``d_k``, ``var_unscaled`` and ``var_scaled``.
+    """
+    d_ks = _check_sizes("d_k_values", d_k_values)
+    check_positive_int("num_samples", num_samples)
+    if num_samples < 2:
+        raise ValueError(f"num_samples must be at least 2 to estimate a variance; "
+                         f"got {num_samples}")
+    _check_seed(seed)
+    rng = np.random.default_rng(seed)
+    rows = []
+    for d_k in d_ks:
+        q = rng.standard_normal((num_samples, d_k))  # (N, d_k)
+        k = rng.standard_normal((num_samples, d_k))  # (N, d_k)
+        dots = np.einsum("nd,nd->n", q, k)  # (N,)
+        rows.append({"d_k": d_k, "var_unscaled": float(dots.var(ddof=1)),
+                     "var_scaled": float((dots / math.sqrt(d_k)).var(ddof=1))})
+    return pd.DataFrame(rows)
+
+
+def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
+    """Entropy in nats of each row of attention weights (0 log 0 counts as 0).
+
+    Args:
+        weights: (..., T_k) rows of non-negative weights that sum to one.
+
+    Returns:
+        (...) entropies, between 0 (one-hot) and log(T_k) (uniform).
+    """
+    check_array("weights", weights, kind=torch.Tensor, min_ndim=1, shape="(..., T_k)",
+                floating=True)
+    return torch.special.entr(weights).sum(dim=-1)
+
+
+def softmax_input_gradient(logits: torch.Tensor, upstream: torch.Tensor) -> torch.Tensor:
+    """Gradient of sum(softmax(logits) * upstream) with respect to the logits, via autograd.
+
+    It equals p * (g - sum(p * g)) with p = softmax(logits), g = upstream: the error signal that
+    survives the softmax. When p is one-hot it is zero, whatever g is.
+
+    Args:
+        logits: (..., T_k) scores fed to the softmax. upstream: (..., T_k) the incoming gradient.
+
+    Returns:
+        (..., T_k) gradient with respect to ``logits``.
+    """
+    check_array("logits", logits, kind=torch.Tensor, min_ndim=1, shape="(..., T_k)",
+                floating=True)
+    check_array("upstream", upstream, kind=torch.Tensor, min_ndim=1, shape="(..., T_k)",
+                floating=True)
+    if upstream.shape != logits.shape:
+        raise ValueError(f"upstream must have the shape of logits {tuple(logits.shape)}; "
+                         f"got {tuple(upstream.shape)}")
+    with torch.enable_grad():
+        z = logits.detach().clone().requires_grad_(True)
+        (torch.softmax(z, dim=-1) * upstream).sum().backward()
+    return z.grad
+
+
+def softmax_saturation(d_k_values: Sequence[int], T_k: int = 64, num_queries: int = 2_000,
+                       seed: int = 0) -> pd.DataFrame:
+    """Entropy of the attention weights and gradient through the softmax, scaled and unscaled.
+
+    For each d_k, draws ``num_queries`` queries and ``T_k`` keys with i.i.d. N(0, 1) entries,
+    computes scores q . k (unscaled) and q . k / sqrt(d_k) (scaled), and averages over queries:
+    the entropy of the weights, the largest weight, and the L2 norm of the gradient that reaches
+    the scores from a random N(0, 1) upstream gradient on the weights.
+
+    Args:
+        d_k_values: the key widths d_k to measure.
+        T_k: number of keys each query attends over.
+        num_queries: queries per d_k (rows averaged over).
+        seed: seed of the torch generator.
+
+    Returns:
+        one row per (d_k, scaling) with columns ``d_k``, ``scaling`` ("scaled" or "unscaled"),
+        ``entropy``, ``max_weight`` and ``grad_norm``.
+    """
+    d_ks = _check_sizes("d_k_values", d_k_values)
+    check_positive_int("T_k", T_k)
+    check_positive_int("num_queries", num_queries)
+    _check_seed(seed)
+    generator = torch.Generator().manual_seed(seed)
+    rows = []
+    for d_k in d_ks:
+        q = torch.randn(num_queries, d_k, generator=generator, dtype=torch.float64)  # (N, d_k)
+        k = torch.randn(T_k, d_k, generator=generator, dtype=torch.float64)  # (T_k, d_k)
+        upstream = torch.randn(num_queries, T_k, generator=generator, dtype=torch.float64)
+        raw = q @ k.T  # (N, T_k)
+        for scaling, scores in (("unscaled", raw), ("scaled", raw / math.sqrt(d_k))):
+            weights = torch.softmax(scores, dim=-1)  # (N, T_k)
+            grad = softmax_input_gradient(scores, upstream)  # (N, T_k)
+            rows.append({"d_k": d_k, "scaling": scaling,
+                         "entropy": attention_entropy(weights).mean().item(),
+                         "max_weight": weights.max(dim=-1).values.mean().item(),
+                         "grad_norm": grad.norm(dim=-1).mean().item()})
+    return pd.DataFrame(rows)
+
+
+def _random_qkv_numpy(T: int, d_k: int, batch: int, seed: int) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    return tuple(rng.standard_normal((batch, T, d_k)).astype(np.float32) for _ in range(3))
+
+
+def _attention_call(path: str, T: int, d_k: int, batch: int, seed: int) -> Callable[[], object]:
+    q, k, v = _random_qkv_numpy(T, d_k, batch, seed)  # each (B, T, d_k)
+    if path == "numpy":
+        return lambda: scaled_dot_product_attention_numpy(q, k, v)
+    tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
+    need_weights = path == "torch explicit"
+
+    def call() -> object:
+        with torch.no_grad():
+            return scaled_dot_product_attention(tq, tk, tv, need_weights=need_weights)
+    return call
+
+
+def attention_time(T_values: Sequence[int], *, d_k: int = 64, batch: int = 1,
+                   paths: Sequence[str] = TIMED_PATHS, repeats: int = 3, threads: int = 1,
+                   clock: str = "cpu", seed: int = 0) -> pd.DataFrame:
+    """Median time of one attention call (float32, no mask) against T.
+
+    Paths: "numpy" (:func:`scaled_dot_product_attention_numpy`), "torch explicit"
+    (:func:`scaled_dot_product_attention`, weights returned) and "torch fused"
+    (``need_weights=False``, i.e. ``F.scaled_dot_product_attention``); self-attention, T_q = T_k.
+    PyTorch runs on ``threads`` threads during the sweep (restored afterwards). With one thread,
+    ``clock="cpu"`` (process CPU time) measures the work itself, unaffected by other programs
+    competing for the cores; ``clock="wall"`` measures elapsed time. NumPy's BLAS keeps its own
+    thread pool, whose waiting threads also count as CPU time.
+
+    Args:
+        T_values: sequence lengths. d_k: query/key/value width. batch: B.
+        paths: which implementations to time. repeats: timed calls per point (median kept).
+        threads: PyTorch intra-op threads while timing. clock: "cpu" or "wall".
+        seed: seed of the random inputs.
+
+    Returns:
+        one row per (T, path) with columns ``T``, ``path``, ``seconds`` (median) and
+        ``min_seconds``.
+    """
+    Ts = _check_sizes("T_values", T_values)
+    check_positive_int("d_k", d_k)
+    check_positive_int("batch", batch)
+    check_positive_int("repeats", repeats)
+    check_positive_int("threads", threads)
+    _check_seed(seed)
+    if isinstance(paths, str) or not paths or any(p not in TIMED_PATHS for p in paths):
+        raise ValueError(f"paths must be a non-empty sequence drawn from {TIMED_PATHS}; "
+                         f"got {paths!r}")
+    if clock not in CLOCKS:
+        raise ValueError(f"clock must be one of {tuple(CLOCKS)}; got {clock!r}")
+    rows = []
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        for T in Ts:
+            for path in paths:
+                timing = time_call(_attention_call(path, T, d_k, batch, seed), repeats=repeats,
+                                   clock=CLOCKS[clock])
+                rows.append({"T": T, "path": path, "seconds": timing.median,
+                             "min_seconds": timing.min})
+    finally:
+        torch.set_num_threads(previous_threads)
+    return pd.DataFrame(rows)
+
+
+def attention_memory(T_values: Sequence[int], *, d_k: int = 64, batch: int = 1,
+                     seed: int = 0) -> pd.DataFrame:
+    """Peak memory allocated by one NumPy attention call (float32, no mask) against T.
+
+    The peak is measured with :mod:`tracemalloc` (NumPy reports its buffers to it) around
+    :func:`scaled_dot_product_attention_numpy`, inputs excluded.
+
+    Args:
+        T_values: sequence lengths. d_k: query/key/value width. batch: B.
+        seed: seed of the random inputs.
+
+    Returns:
+        one row per T with columns ``T``, ``peak_bytes``, ``weights_bytes`` (the (B, T, T) weights
+        alone) and ``peak_over_weights``.
+    """
+    Ts = _check_sizes("T_values", T_values)
+    check_positive_int("d_k", d_k)
+    check_positive_int("batch", batch)
+    _check_seed(seed)
+    rows = []
+    already_tracing = tracemalloc.is_tracing()
+    for T in Ts:
+        q, k, v = _random_qkv_numpy(T, d_k, batch, seed)
+        if not already_tracing:
+            tracemalloc.start()
+        tracemalloc.reset_peak()
+        start, _ = tracemalloc.get_traced_memory()
+        _, weights = scaled_dot_product_attention_numpy(q, k, v)
+        _, peak = tracemalloc.get_traced_memory()
+        if not already_tracing:
+            tracemalloc.stop()
+        rows.append({"T": T, "peak_bytes": peak - start, "weights_bytes": weights.nbytes,
+                     "peak_over_weights": (peak - start) / weights.nbytes})
+        del weights
+    return pd.DataFrame(rows)
+
+
+def loglog_slope(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
+    """Least-squares slope of log(y) against log(x): the exponent p in y ~ c x^p.
+
+    Args:
+        x, y: (n,) positive numbers, n >= 2, with at least two distinct x.
+    """
+    xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
+    for name, arr in (("x", xs), ("y", ys)):
+        if arr.ndim != 1 or arr.size < 2:
+            raise ValueError(f"{name} must be a 1-D sequence of at least 2 numbers, shape (n,); "
+                             f"got shape {arr.shape}")
+        if not np.all(np.isfinite(arr) & (arr > 0)):
+            raise ValueError(f"{name} must hold positive finite numbers; got {arr.tolist()}")
+    if xs.shape != ys.shape:
+        raise ValueError(f"x and y must have the same length; got shapes {xs.shape} and {ys.shape}")
+    if np.unique(xs).size < 2:
+        raise ValueError(f"x must hold at least two distinct values; got {xs.tolist()}")
+    slope, _ = np.polyfit(np.log(xs), np.log(ys), deg=1)
+    return float(slope)

@@ -1,0 +1,1 @@
+"""The experiments of Chapter 3, multi-head attention."""

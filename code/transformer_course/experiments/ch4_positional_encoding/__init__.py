@@ -1,0 +1,1 @@
+"""The experiments of Chapter 4, positional encoding."""

@@ -1,0 +1,161 @@
+"""A tiny trained test of length extrapolation: copy the token k positions back.
+
+Each input is a row of random tokens; the target at position t is the token at t - offset. One
+causal self-attention layer has to find that token, which it can only do through the positions
+added to the embeddings. Trained on rows of ``train_len`` tokens, the model is then scored position
+by position on rows of ``test_len`` > ``train_len`` tokens: a learned table has never trained its
+rows past ``train_len``, the sinusoidal formula gives those positions vectors all the same.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from transformer_course.core.checks import check_array, check_positive_int
+from transformer_course.core.masks import causal_mask
+from transformer_course.core.multihead import MultiHeadAttention
+from transformer_course.core.positional import (
+    LearnedPositionalEmbedding,
+    SinusoidalPositionalEncoding,
+)
+
+POSITION_KINDS = ("none", "sinusoidal", "learned")
+
+
+@dataclass(frozen=True)
+class CopyTaskConfig:
+    """Sizes and training settings of the copy-back task."""
+
+    vocab_size: int = 16  # distinct random tokens
+    offset: int = 1  # the target at t is the token at t - offset
+    d_model: int = 32  # model width
+    num_heads: int = 1  # attention heads
+    train_len: int = 16  # tokens per training row (positions 0 .. train_len - 1)
+    test_len: int = 64  # tokens per evaluation row
+    batch_size: int = 64  # rows per training step
+    steps: int = 200  # optimizer steps
+    lr: float = 1e-2  # Adam learning rate (no weight decay: untrained rows stay as initialised)
+    eval_rows: int = 512  # rows scored at test_len
+
+    def __post_init__(self) -> None:
+        for name in ("vocab_size", "offset", "d_model", "num_heads", "train_len", "test_len",
+                     "batch_size", "steps", "eval_rows"):
+            check_positive_int(name, getattr(self, name))
+        if not self.offset < self.train_len <= self.test_len:
+            raise ValueError(f"offset < train_len <= test_len must hold; got offset={self.offset}"
+                             f", train_len={self.train_len}, test_len={self.test_len}")
+        if not (isinstance(self.lr, float) and self.lr > 0):
+            raise ValueError(f"lr must be a positive float; got {self.lr!r}")
+
+
+class CopyBackModel(nn.Module):
+    """Token embedding + positions, one causal self-attention layer, a linear read-out.
+
+    Args:
+        config: the task's sizes. position: "none", "sinusoidal" or "learned".
+    """
+
+    def __init__(self, config: CopyTaskConfig, position: str) -> None:
+        super().__init__()
+        if position not in POSITION_KINDS:
+            raise ValueError(f"position must be one of {POSITION_KINDS}; got {position!r}")
+        self.config, self.position = config, position
+        self.embed = nn.Embedding(config.vocab_size, config.d_model)
+        nn.init.normal_(self.embed.weight, std=config.d_model ** -0.5)  # x sqrt(d): unit entries
+        self.positions: nn.Module = {
+            "none": nn.Identity(),
+            "sinusoidal": SinusoidalPositionalEncoding(config.d_model, config.test_len),
+            "learned": LearnedPositionalEmbedding(config.d_model, config.test_len),
+        }[position]
+        self.attention = MultiHeadAttention(config.d_model, config.num_heads)
+        self.readout = nn.Linear(config.d_model, config.vocab_size)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """tokens: (B, T) ints -> logits (B, T, vocab_size)."""
+        return self.readout(self._attend(tokens, need_weights=False)[0])  # (B, T, vocab_size)
+
+    @torch.no_grad()
+    def weight_on_target(self, tokens: torch.Tensor) -> np.ndarray:
+        """Mean attention weight (over rows and heads) that position t puts on t - offset.
+
+        Args:
+            tokens: (B, T) ints.
+
+        Returns:
+            (T,) float64; NaN for t < offset.
+        """
+        _, weights = self._attend(tokens, need_weights=True)  # (B, h, T, T)
+        offset, T = self.config.offset, tokens.shape[1]
+        t = torch.arange(offset, T)
+        result = np.full(T, np.nan)
+        result[offset:] = weights[:, :, t, t - offset].double().mean(dim=(0, 1)).numpy()
+        return result
+
+    def _attend(self, tokens: torch.Tensor, need_weights: bool,
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        check_array("tokens", tokens, kind=torch.Tensor, ndim=2, shape="(B, T)")
+        if tokens.is_floating_point() or tokens.dtype == torch.bool:
+            raise TypeError(f"tokens must hold integer ids; got dtype {tokens.dtype}")
+        x = self.positions(self.embed(tokens) * math.sqrt(self.config.d_model))  # (B, T, d)
+        mask = causal_mask(tokens.shape[1]).to(tokens.device)  # (T, T)
+        return self.attention(x, x, x, mask, need_weights=need_weights)
+
+
+def copy_task_batch(config: CopyTaskConfig, rows: int, length: int,
+                    generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random tokens (rows, length) and targets (rows, length - offset) = tokens shifted."""
+    check_positive_int("rows", rows)
+    check_positive_int("length", length)
+    if length <= config.offset:
+        raise ValueError(f"length must exceed offset={config.offset}; got {length}")
+    tokens = torch.randint(config.vocab_size, (rows, length), generator=generator)
+    return tokens, tokens[:, : length - config.offset]
+
+
+@dataclass(frozen=True)
+class CopyTaskResult:
+    """One trained model's scores on rows of ``test_len`` tokens."""
+
+    position: str  # "none", "sinusoidal" or "learned"
+    accuracy_by_position: np.ndarray  # (test_len,) accuracy at each t; NaN for t < offset
+    final_loss: float  # training loss at the last step
+    seen_accuracy: float  # mean accuracy over positions offset .. train_len - 1
+    unseen_accuracy: float  # mean accuracy over positions train_len .. test_len - 1
+
+
+def train_copy_task(config: CopyTaskConfig, position: str, seed: int = 0,
+                    ) -> tuple[CopyBackModel, CopyTaskResult]:
+    """Train a CopyBackModel on rows of train_len tokens, score it on rows of test_len tokens."""
+    torch.manual_seed(seed)
+    model = CopyBackModel(config, position)
+    generator = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    loss_fn = nn.CrossEntropyLoss()
+    for _ in range(config.steps):
+        tokens, targets = copy_task_batch(config, config.batch_size, config.train_len, generator)
+        logits = model(tokens)[:, config.offset:]  # (B, train_len - offset, vocab)
+        loss = loss_fn(logits.reshape(-1, config.vocab_size), targets.reshape(-1))
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model, _score(model, config, position, float(loss.detach()), generator)
+
+
+@torch.no_grad()
+def _score(model: CopyBackModel, config: CopyTaskConfig, position: str, final_loss: float,
+           generator: torch.Generator) -> CopyTaskResult:
+    model.eval()
+    tokens, targets = copy_task_batch(config, config.eval_rows, config.test_len, generator)
+    predictions = model(tokens)[:, config.offset:].argmax(dim=-1)  # (rows, test_len - offset)
+    accuracy = np.full(config.test_len, np.nan)
+    accuracy[config.offset:] = (predictions == targets).double().mean(dim=0).numpy()
+    return CopyTaskResult(
+        position=position, accuracy_by_position=accuracy, final_loss=final_loss,
+        seen_accuracy=float(np.mean(accuracy[config.offset:config.train_len])),
+        unseen_accuracy=float(np.mean(accuracy[config.train_len:])) if config.test_len >
+        config.train_len else float("nan"))

@@ -1,0 +1,1 @@
+"""The experiments of Chapter 5, the full model."""

@@ -1,0 +1,72 @@
+"""Training the core's Transformer on a synthetic task: a stream of fresh batches, and a run.
+
+The training stream never draws a held-out source, and draws lengths as the task's
+``length_power`` says; everything is seeded by the training configuration's seed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import torch
+from torch import nn
+
+from transformer_course.core.batching import Batch, make_batch, trim_batch
+from transformer_course.core.checks import check_array, check_instance, check_positive_int
+from transformer_course.core.model import Transformer, TransformerConfig
+from transformer_course.core.training import TrainConfig, TrainResult, train
+
+from .tasks import TaskConfig, TaskData, sample_task, sequence_keys
+
+
+def task_batches(config: TaskConfig, batch_size: int, generator: torch.Generator, *,
+                 exclude: torch.Tensor | None = None) -> Iterator[Batch]:
+    """An endless stream of fresh training batches of a task.
+
+    Args:
+        config: the task (its ``length_power`` biases the lengths drawn).
+        batch_size: sequences per batch. generator: a seeded torch.Generator.
+        exclude: keys (from ``tasks.sequence_keys``) of held-out sources never to draw.
+    """
+    check_instance("config", config, TaskConfig)
+    check_positive_int("batch_size", batch_size)
+    check_instance("generator", generator, torch.Generator)
+    if exclude is not None:
+        check_array("exclude", exclude, kind=torch.Tensor, ndim=1, shape="(m,)")
+
+    def stream() -> Iterator[Batch]:
+        while True:
+            data = sample_task(config, batch_size, generator, exclude=exclude,
+                               length_power=config.length_power)
+            yield trim_batch(make_batch(data.src, data.tgt))
+
+    return stream()
+
+
+def train_on_task(task: TaskConfig, model_config: TransformerConfig, config: TrainConfig,
+                  held_out: TaskData) -> tuple[nn.Module, TrainResult]:
+    """Seed, build a model, and train it on fresh batches of ``task`` that avoid ``held_out``.
+
+    Args:
+        task: the synthetic task. model_config: a ``TransformerConfig`` whose vocabularies fit
+            the task. config: training settings (its seed seeds everything). held_out: the pairs
+            the training stream never draws, checked during training.
+
+    Returns:
+        the trained model (in eval mode) and the :class:`TrainResult`.
+    """
+    check_instance("task", task, TaskConfig)
+    check_instance("model_config", model_config, TransformerConfig)
+    check_instance("config", config, TrainConfig)
+    check_instance("held_out", held_out, TaskData)
+    for name in ("src_vocab_size", "tgt_vocab_size"):
+        if getattr(model_config, name) < task.vocab_size:
+            raise ValueError(f"model_config.{name} must be at least the task's vocab_size "
+                             f"{task.vocab_size}; got {getattr(model_config, name)}")
+    torch.manual_seed(config.seed)
+    model = Transformer(model_config)
+    generator = torch.Generator().manual_seed(config.seed)
+    exclude = sequence_keys(held_out.src, task.vocab_size)
+    stream = task_batches(task, config.batch_size, generator, exclude=exclude)
+    result = train(model, stream, config, make_batch(held_out.src, held_out.tgt))
+    return model, result

@@ -1,0 +1,153 @@
+"""Figures of chapter 2 (scaled dot-product attention). One function per figure; each returns a
+``matplotlib.figure.Figure`` and never shows it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from transformer_course.experiments.ch2_scaled_dot_product_attention.attention_stats import (
+    loglog_slope,
+)
+
+
+def _check_frame(name: str, df: object, columns: Sequence[str]) -> pd.DataFrame:
+    if not isinstance(df, pd.DataFrame):
+        raise TypeError(f"{name} must be a pandas DataFrame; got {type(df).__name__}")
+    missing = [c for c in columns if c not in df.columns]
+    if missing or df.empty:
+        raise ValueError(f"{name} must be a non-empty DataFrame with columns {list(columns)}; "
+                         f"got columns {list(df.columns)} and {len(df)} rows")
+    return df
+
+
+def plot_dot_product_variance(table: pd.DataFrame) -> Figure:
+    """Variance of q . k (unscaled and divided by sqrt(d_k)) against d_k, on log-log axes.
+
+    Args:
+        table: the output of :func:`~transformer_course.attention_stats.dot_product_variance`.
+    """
+    _check_frame("table", table, ["d_k", "var_unscaled", "var_scaled"])
+    fig, ax = plt.subplots(figsize=(6.4, 3.8))
+    d_k = table["d_k"].to_numpy(dtype=float)
+    ax.plot(d_k, d_k, color="0.6", linestyle="--", label="$d_k$ (theory, unscaled)")
+    ax.plot(d_k, np.ones_like(d_k), color="0.6", linestyle=":", label="1 (theory, scaled)")
+    ax.plot(d_k, table["var_unscaled"], "o-", label=r"measured Var$(q \cdot k)$")
+    ax.plot(d_k, table["var_scaled"], "s-", label=r"measured Var$(q \cdot k / \sqrt{d_k})$")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log", base=2)
+    ax.set_xlabel("$d_k$")
+    ax.set_ylabel("variance of the score")
+    ax.legend(fontsize="small")
+    return fig
+
+
+def plot_softmax_saturation(table: pd.DataFrame, T_k: int) -> Figure:
+    """Entropy of the weights and gradient norm through the softmax against d_k, both scalings.
+
+    Args:
+        table: the output of :func:`~transformer_course.attention_stats.softmax_saturation`.
+        T_k: the number of keys used there (for the uniform-weights entropy line log T_k).
+    """
+    _check_frame("table", table, ["d_k", "scaling", "entropy", "grad_norm"])
+    if isinstance(T_k, bool) or not isinstance(T_k, int) or T_k <= 0:
+        raise ValueError(f"T_k must be a positive int; got {T_k!r}")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(8.8, 3.6))
+    for scaling, marker in (("scaled", "s-"), ("unscaled", "o-")):
+        rows = table[table["scaling"] == scaling]
+        label = r"$q \cdot k / \sqrt{d_k}$" if scaling == "scaled" else r"$q \cdot k$"
+        left.plot(rows["d_k"], rows["entropy"], marker, label=label)
+        right.plot(rows["d_k"], rows["grad_norm"], marker, label=label)
+    left.axhline(math.log(T_k), color="0.6", linestyle="--",
+                 label=f"uniform over {T_k} keys")
+    left.set_ylabel("mean entropy of a row (nats)")
+    left.set_ylim(bottom=0)
+    right.set_yscale("log")
+    right.set_ylabel("mean gradient norm at the scores")
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("$d_k$")
+    left.legend(fontsize="small")
+    return fig
+
+
+def plot_attention_cost(times: pd.DataFrame, memory: pd.DataFrame, fit_from: int = 1,
+                        time_label: str = "median time per call (ms)") -> Figure:
+    """Time (per path) and peak memory of attention against T on log-log axes, slopes fitted.
+
+    Args:
+        times: the output of :func:`~transformer_course.attention_stats.attention_time`.
+        memory: the output of :func:`~transformer_course.attention_stats.attention_memory`.
+        fit_from: fit the slopes only on points with T >= fit_from (small T is overhead-bound).
+        time_label: the label of the time axis (say which clock was read).
+    """
+    _check_frame("times", times, ["T", "path", "seconds"])
+    _check_frame("memory", memory, ["T", "peak_bytes", "weights_bytes"])
+    if isinstance(fit_from, bool) or not isinstance(fit_from, int) or fit_from <= 0:
+        raise ValueError(f"fit_from must be a positive int; got {fit_from!r}")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(9.2, 3.8))
+    for path, rows in times.groupby("path", sort=False):
+        fit = rows[rows["T"] >= fit_from]
+        slope = loglog_slope(fit["T"], fit["seconds"]) if len(fit) >= 2 else float("nan")
+        left.plot(rows["T"], rows["seconds"] * 1e3, "o-", label=f"{path} (slope {slope:.2f})")
+    left.set_ylabel(time_label)
+    fit = memory[memory["T"] >= fit_from]
+    slope = loglog_slope(fit["T"], fit["peak_bytes"]) if len(fit) >= 2 else float("nan")
+    right.plot(memory["T"], memory["peak_bytes"] / 2**20, "o-",
+               label=f"NumPy peak (slope {slope:.2f})")
+    right.plot(memory["T"], memory["weights_bytes"] / 2**20, "s--",
+               label="the (T, T) weights alone")
+    right.set_ylabel("memory (MiB)")
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("sequence length $T$")
+        ax.legend(fontsize="small")
+    return fig
+
+
+def plot_attention_weights(weights: Sequence[np.ndarray], titles: Sequence[str],
+                           masks: Sequence[np.ndarray | None] | None = None) -> Figure:
+    """Heatmaps of attention weights side by side, values written in, masked cells crossed out.
+
+    Args:
+        weights: one (T_q, T_k) array per panel, rows = queries, columns = keys.
+        titles: one title per panel.
+        masks: optional (T_q, T_k) boolean arrays (True = may attend), or None per panel.
+    """
+    if isinstance(weights, np.ndarray) or not isinstance(weights, Sequence) or not weights:
+        raise TypeError("weights must be a non-empty sequence of (T_q, T_k) arrays; "
+                        f"got {type(weights).__name__}")
+    masks = [None] * len(weights) if masks is None else list(masks)
+    if len(titles) != len(weights) or len(masks) != len(weights):
+        raise ValueError(f"titles and masks must have one entry per panel ({len(weights)}); "
+                         f"got {len(titles)} titles and {len(masks)} masks")
+    arrays = [np.asarray(w, dtype=float) for w in weights]
+    for i, (w, m) in enumerate(zip(arrays, masks, strict=True)):
+        if w.ndim != 2:
+            raise ValueError(f"weights[{i}] must have shape (T_q, T_k); got shape {w.shape}")
+        if m is not None and np.shape(m) != w.shape:
+            raise ValueError(f"masks[{i}] must have the shape of weights[{i}] {w.shape}; "
+                             f"got shape {np.shape(m)}")
+    fig, axes = plt.subplots(1, len(arrays), figsize=(2.6 * len(arrays) + 0.6, 3.0),
+                             squeeze=False)
+    for ax, w, m, title in zip(axes[0], arrays, masks, titles, strict=True):
+        ax.imshow(w, cmap="Blues", vmin=0.0, vmax=1.0)
+        ax.grid(False)
+        for (i, j), value in np.ndenumerate(w):
+            blocked = m is not None and not bool(np.asarray(m)[i, j])
+            text = "×" if blocked else f"{value:.2f}"
+            ax.text(j, i, text, ha="center", va="center", fontsize=7,
+                    color="0.45" if blocked else ("white" if value > 0.6 else "black"))
+        ax.set_title(title, fontsize="small")
+        ax.set_xticks(range(w.shape[1]))
+        ax.set_yticks(range(w.shape[0]))
+        ax.set_xlabel("key position")
+        ax.set_ylabel("query position")
+    return fig

@@ -1,0 +1,114 @@
+"""Figures for the multi-head attention chapter. Each function returns a Figure; none shows it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.patches import Rectangle
+
+from transformer_course.core.checks import check_array, check_positive_int
+
+
+def split_heads_figure(q: np.ndarray, num_heads: int) -> Figure:
+    """One sequence's projected queries (T, d_model), then the same numbers as h (T, d_k) blocks.
+
+    Args:
+        q: (T, d_model) projected queries of one sequence. num_heads: h, which must divide d_model.
+    """
+    check_array("q", q, kind=np.ndarray, ndim=2, shape="(T, d_model)", floating=True)
+    check_positive_int("num_heads", num_heads)
+    T, d_model = q.shape
+    if d_model % num_heads:
+        raise ValueError(f"q's d_model must be divisible by num_heads={num_heads}; "
+                         f"got shape {q.shape}")
+    d_k = d_model // num_heads
+    limit = float(np.abs(q).max()) or 1.0
+    fig, axes = plt.subplots(1, num_heads + 1, figsize=(2.2 + 1.3 * (num_heads + 1), 2.8),
+                             width_ratios=[num_heads] + [1] * num_heads)
+    style = dict(cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+    axes[0].imshow(q, **style)
+    for i in range(1, num_heads):
+        axes[0].axvline(i * d_k - 0.5, color="black", lw=1.5)
+    axes[0].set(title=f"$Q = XW^Q$  ({T} x {d_model})", xlabel="feature", ylabel="position t")
+    for i, ax in enumerate(axes[1:]):
+        ax.imshow(q[:, i * d_k:(i + 1) * d_k], **style)
+        ax.set(title=f"head {i + 1}  ({T} x {d_k})", xlabel="feature", yticks=[])
+    for ax in axes:
+        ax.grid(False)
+    return fig
+
+
+def head_maps_figure(rows: Mapping[str, np.ndarray], labels: Sequence[str], anchor: int) -> Figure:
+    """Each head's attention map on one sequence, one row of panels per model.
+
+    Args:
+        rows: row title -> (h, T, T) weights of the same sequence; h may differ between rows.
+        labels: T token labels. anchor: the marked position (outlined in red); the
+            previous-token cells (t, t - 1) are dotted.
+    """
+    if not isinstance(rows, Mapping) or not rows:
+        raise TypeError(f"rows must be a non-empty mapping of title -> (h, T, T) weights; "
+                        f"got {type(rows).__name__}")
+    for title, maps in rows.items():
+        check_array(f"rows[{title!r}]", maps, kind=np.ndarray, ndim=3, shape="(h, T, T)",
+                    floating=True)
+    T = len(labels)
+    for title, maps in rows.items():
+        if maps.shape[1:] != (T, T):
+            raise ValueError(f"rows[{title!r}] must have shape (h, T, T) with T={T} = len(labels); "
+                             f"got {maps.shape}")
+    if isinstance(anchor, bool) or not isinstance(anchor, int | np.integer) or not 0 <= anchor < T:
+        raise ValueError(f"anchor must be a position in [0, {T - 1}]; got {anchor!r}")
+    h_max = max(maps.shape[0] for maps in rows.values())
+    fig, axes = plt.subplots(len(rows), h_max, figsize=(3.0 * h_max + 0.8, 3.0 * len(rows)),
+                             squeeze=False, layout="constrained")
+    for r, (title, maps) in enumerate(rows.items()):
+        for i in range(h_max):
+            ax = axes[r, i]
+            if i >= maps.shape[0]:
+                ax.axis("off")
+                continue
+            image = ax.imshow(maps[i], cmap="viridis", vmin=0.0, vmax=1.0)
+            ax.scatter(np.arange(T - 1), np.arange(1, T), s=5, color="white", marker=".")
+            ax.add_patch(Rectangle((anchor - 0.5, -0.5), 1, T, fill=False, ec="tab:red", lw=1.5))
+            ax.set_title(f"{title}: head {i + 1}", fontsize=9)
+            ax.set_xticks(range(T), labels, fontsize=7, rotation=90)
+            ax.set_yticks(range(T), labels, fontsize=7)
+            ax.set_xlabel("key (attended to)", fontsize=8)
+            ax.set_ylabel("query", fontsize=8)
+            ax.grid(False)
+    fig.colorbar(image, ax=axes, shrink=0.5, label="attention weight")
+    return fig
+
+
+def training_curve_figure(runs: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+                          window: int = 25) -> Figure:
+    """Training loss (log scale) and batch accuracy per step, one line per run.
+
+    Args:
+        runs: label -> (losses, accuracies), one value per training step.
+        window: the lines are moving averages over this many steps.
+    """
+    check_positive_int("window", window)
+    if not isinstance(runs, Mapping) or not runs:
+        raise TypeError(f"runs must be a non-empty mapping of label -> (losses, accuracies); "
+                        f"got {type(runs).__name__}")
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.0))
+    kernel = np.ones(window) / window
+    for label, (losses, accuracies) in runs.items():
+        losses, accuracies = np.asarray(losses, dtype=float), np.asarray(accuracies, dtype=float)
+        if losses.ndim != 1 or losses.shape != accuracies.shape or losses.size < window:
+            raise ValueError(f"runs[{label!r}]: losses and accuracies must be 1-D, of one length, "
+                             f"at least window={window}; got shapes {losses.shape} and "
+                             f"{accuracies.shape}")
+        steps = np.arange(window, losses.size + 1)
+        axes[0].plot(steps, np.convolve(losses, kernel, mode="valid"), lw=1.8, label=label)
+        axes[1].plot(steps, np.convolve(accuracies, kernel, mode="valid"), lw=1.8, label=label)
+    axes[0].set(xlabel="training step", ylabel="cross-entropy loss", yscale="log")
+    axes[1].set(xlabel="training step", ylabel="batch accuracy", ylim=(0, 1.02))
+    axes[1].legend(loc="lower right", fontsize=8, title=f"mean of {window} steps",
+                   title_fontsize=8)
+    return fig
