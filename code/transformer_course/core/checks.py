@@ -28,6 +28,11 @@ def _shape(x: Any) -> tuple[int, ...]:
     return tuple(int(s) for s in x.shape)
 
 
+def _a(words: str) -> str:
+    """``words`` with its indefinite article: "an integer ...", "a boolean ..."."""
+    return f"{'an' if words[:1].lower() in tuple('aeiou') else 'a'} {words}"
+
+
 def _kind_words(kinds: tuple[ArrayKind, ...]) -> str:
     return " or ".join("NumPy array" if k is np.ndarray else "torch.Tensor" for k in kinds)
 
@@ -119,7 +124,7 @@ class Shapes:
         kinds = kind if isinstance(kind, tuple) else (kind,)
         what = f"{_DTYPE_WORDS[dtype] + ' ' if dtype else ''}{_kind_words(kinds)}"
         if not isinstance(x, kinds):
-            raise TypeError(f"{name} must be a {what} of shape {self.describe(spec)}; "
+            raise TypeError(f"{name} must be {_a(what)} of shape {self.describe(spec)}; "
                             f"got {type(x).__name__}")
         dims = spec.split()
         lead = dims[0] == "..."
@@ -141,8 +146,9 @@ class Shapes:
             self.batch
         if clash or repeats or batch_clash:
             bound = f" with ... = {self.batch}" if batch_clash else ""
-            which = ", ".join(dict.fromkeys(clash + repeats)) or "..."
-            verb = "do" if len(clash + repeats) > 1 else "does"
+            names = list(dict.fromkeys(clash + repeats))
+            which = ", ".join(names) or "..."
+            verb = "do" if len(names) > 1 else "does"
             raise ValueError(f"{name} must have shape {expected}{bound}; got shape {shape} "
                              f"({which} {verb} not match)")
         check_dtype(name, x, dtype)
@@ -193,10 +199,12 @@ class Shapes:
 def check_token_ids(name: str, tokens: Any, vocab_size: int, spec: str = "B T",
                     shapes: Shapes | None = None, *, max_len: int | None = None,
                     ) -> dict[str, int]:
-    """Check integer token ids in [0, vocab_size) of shape ``spec``, at most ``max_len`` long.
+    """Check integer token ids in [0, vocab_size) of shape ``spec``, at most ``max_len`` long
+    (and ``vocab_size`` itself, a positive int).
 
     Returns the sizes bound by ``shapes`` (a new :class:`Shapes` if None).
     """
+    check_int("vocab_size", vocab_size)
     shapes = Shapes() if shapes is None else shapes
     sizes = shapes.tensor(name, tokens, spec, dtype="int")
     if max_len is not None and tokens.shape[-1] > max_len:
@@ -210,6 +218,19 @@ def check_token_ids(name: str, tokens: Any, vocab_size: int, spec: str = "B T",
     return sizes
 
 
+def check_labels(name: str, labels: Any, vocab_size: int, pad_id: int, shapes: Shapes,
+                 spec: str = "B T") -> None:
+    """Check integer labels of shape ``spec``: ``pad_id`` (ignored) or ids in [0, vocab_size),
+    with at least one label that is not padding (a mean over no labels is NaN)."""
+    check_int("pad_id", pad_id, low=0)
+    shapes.tensor(name, labels, spec, dtype="int")
+    real = labels[labels != pad_id]
+    if real.numel() == 0:
+        raise ValueError(f"{name} must hold at least one label other than pad_id={pad_id}; "
+                         f"got only padding")
+    check_token_ids(f"{name} (other than padding)", real, vocab_size, "N")
+
+
 def check_instance(name: str, value: Any, kind: type | tuple[type, ...], what: str = "") -> None:
     """Check that ``value`` is an instance of ``kind``; the TypeError names both types.
 
@@ -218,7 +239,7 @@ def check_instance(name: str, value: Any, kind: type | tuple[type, ...], what: s
     """
     if not isinstance(value, kind) or (isinstance(value, bool) and kind in (int, float)):
         names = " or ".join(k.__name__ for k in (kind if isinstance(kind, tuple) else (kind,)))
-        raise TypeError(f"{name} must be a {what or names}; got {type(value).__name__}")
+        raise TypeError(f"{name} must be {_a(what or names)}; got {type(value).__name__}")
 
 
 def check_int(name: str, value: Any, *, low: int = 1, high: int | None = None) -> None:
@@ -229,6 +250,12 @@ def check_int(name: str, value: Any, *, low: int = 1, high: int | None = None) -
         raise TypeError(f"{name} must be {words}; got {type(value).__name__} {value!r}")
     if value < low or (high is not None and value > high):
         raise ValueError(f"{name} must be {words}; got {value}")
+
+
+def check_positive_ints(**values: Any) -> None:
+    """Check that each keyword argument is a positive int, e.g. ``check_positive_ints(T=T)``."""
+    for name, value in values.items():
+        check_int(name, value, low=1)
 
 
 def check_positive_int(name: str, value: Any) -> None:

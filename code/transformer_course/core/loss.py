@@ -15,7 +15,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .checks import Shapes, check_fraction, check_int, check_token_ids
+from .checks import Shapes, check_fraction, check_int, check_labels, check_token_ids
 
 
 def smoothed_targets(labels: torch.Tensor, vocab_size: int, epsilon: float) -> torch.Tensor:
@@ -27,7 +27,6 @@ def smoothed_targets(labels: torch.Tensor, vocab_size: int, epsilon: float) -> t
     Returns:
         (N, V) rows that sum to 1.
     """
-    check_int("vocab_size", vocab_size)
     check_token_ids("labels", labels, vocab_size, "N")
     check_fraction("epsilon", epsilon)
     one_hot = F.one_hot(labels.long(), vocab_size).float()  # (N, V)
@@ -44,15 +43,10 @@ def label_smoothed_loss(logits: torch.Tensor, labels: torch.Tensor, epsilon: flo
             label must be something else.
         epsilon: smoothing eps in [0, 1); 0 gives plain cross-entropy.
     """
-    V = Shapes().tensor("logits", logits, "B T V")["V"]
-    Shapes(B=logits.shape[0], T=logits.shape[1]).tensor("labels", labels, "B T", dtype="int")
+    shapes = Shapes()
+    check_labels("labels", labels, shapes.tensor("logits", logits, "B T V")["V"], pad_id, shapes)
     check_fraction("epsilon", epsilon)
-    check_int("pad_id", pad_id, low=0)
-    real = labels[labels != pad_id]
-    if real.numel() == 0:
-        raise ValueError(f"labels must hold at least one label other than pad_id={pad_id}; "
-                         f"got only padding")
-    check_token_ids("labels (other than padding)", real, V, "N")
+    V = logits.shape[-1]
     return F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1).long(),
                            ignore_index=pad_id, label_smoothing=epsilon)
 

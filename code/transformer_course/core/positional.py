@@ -19,11 +19,6 @@ from .checks import Shapes, check_number, check_positive_int
 BASE = 10000.0
 
 
-def check_base(base: float) -> None:
-    """Check that ``base`` is a finite real number greater than 1 (the wavelengths must grow)."""
-    check_number("base", base, low=1, low_open=True, words="a finite number greater than 1")
-
-
 def sinusoidal_frequencies(d_model: int, base: float = BASE) -> np.ndarray:
     """Angular frequencies omega_i = base^(-2i / d_model), one per sine/cosine pair.
 
@@ -35,7 +30,7 @@ def sinusoidal_frequencies(d_model: int, base: float = BASE) -> np.ndarray:
         (ceil(d_model / 2),) float64, decreasing from 1 towards 1 / base.
     """
     check_positive_int("d_model", d_model)
-    check_base(base)
+    check_number("base", base, low=1, low_open=True, words="a finite number greater than 1")
     pair_index = np.arange(0, d_model, 2, dtype=np.float64)  # 2i for i = 0 .. ceil(d/2) - 1
     return 1.0 / float(base) ** (pair_index / d_model)
 
@@ -61,7 +56,7 @@ def sinusoidal_encoding_numpy(num_positions: int, d_model: int, base: float = BA
     """
     check_positive_int("num_positions", num_positions)
     check_positive_int("d_model", d_model)
-    check_base(base)
+    check_number("base", base, low=1, low_open=True, words="a finite number greater than 1")
     positions = np.arange(num_positions, dtype=np.float64)[:, None]  # (P, 1)
     pair_index = np.arange(0, d_model, 2, dtype=np.float64)  # 2i for i = 0 .. ceil(d/2) - 1
     angles = positions / float(base) ** (pair_index / d_model)  # (P, ceil(d/2))

@@ -27,7 +27,7 @@ def _nodes(ax, xs, y, labels, *, marker, color="white") -> None:
         ax.text(x, y, label, ha="center", va="center", fontsize=10, zorder=4)
 
 
-def information_flow(n: int = 6) -> Figure:
+def plot_information_flow(n: int = 6) -> Figure:
     """What reaches what: a recurrent chain beside all-to-all self-attention, n positions each."""
     check_positive_int("n", n)
     if n < 2:
@@ -74,7 +74,7 @@ def _check_frame(name: str, df: object, columns: set[str]) -> None:
                          f"missing {sorted(missing)}")
 
 
-def forward_times(times: pd.DataFrame) -> Figure:
+def plot_forward_times(times: pd.DataFrame) -> Figure:
     """Median forward time against sequence length, one line per layer, min-max as a band.
 
     Args:
@@ -96,7 +96,7 @@ def forward_times(times: pd.DataFrame) -> Figure:
     return fig
 
 
-def gradient_decay(result: GradientDecay) -> Figure:
+def plot_gradient_decay(result: GradientDecay) -> Figure:
     """Gradient norm reaching an input against its distance from the last position (log scale).
 
     Lines are geometric means over seeds; bands span the smallest to the largest seed.
@@ -117,7 +117,7 @@ def gradient_decay(result: GradientDecay) -> Figure:
     return fig
 
 
-def flops_by_length(flops: pd.DataFrame, d: int) -> Figure:
+def plot_flops_by_length(flops: pd.DataFrame, d: int) -> Figure:
     """Counted FLOPs of one layer against sequence length (log-log), with the line n = d.
 
     Args:

@@ -12,7 +12,7 @@ from matplotlib.patches import Rectangle
 from transformer_course.core.checks import check_array, check_positive_int
 
 
-def split_heads_figure(q: np.ndarray, num_heads: int) -> Figure:
+def plot_split_heads(q: np.ndarray, num_heads: int) -> Figure:
     """One sequence's projected queries (T, d_model), then the same numbers as h (T, d_k) blocks.
 
     Args:
@@ -41,7 +41,7 @@ def split_heads_figure(q: np.ndarray, num_heads: int) -> Figure:
     return fig
 
 
-def head_maps_figure(rows: Mapping[str, np.ndarray], labels: Sequence[str], anchor: int) -> Figure:
+def plot_head_maps(rows: Mapping[str, np.ndarray], labels: Sequence[str], anchor: int) -> Figure:
     """Each head's attention map on one sequence, one row of panels per model.
 
     Args:
@@ -84,7 +84,7 @@ def head_maps_figure(rows: Mapping[str, np.ndarray], labels: Sequence[str], anch
     return fig
 
 
-def training_curve_figure(runs: Mapping[str, tuple[Sequence[float], Sequence[float]]],
+def plot_lookup_training(runs: Mapping[str, tuple[Sequence[float], Sequence[float]]],
                           window: int = 25) -> Figure:
     """Training loss (log scale) and batch accuracy per step, one line per run.
 

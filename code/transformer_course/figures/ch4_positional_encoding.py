@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from transformer_course.core.checks import check_array
 
 
-def encoding_heatmap(encoding: np.ndarray) -> Figure:
+def plot_encoding_heatmap(encoding: np.ndarray) -> Figure:
     """Heat map of a (P, d_model) encoding table: positions down, dimensions across."""
     check_array("encoding", encoding, kind=np.ndarray, ndim=2, shape="(P, d_model)")
     fig, ax = plt.subplots(figsize=(7.0, 3.8))
@@ -24,7 +24,7 @@ def encoding_heatmap(encoding: np.ndarray) -> Figure:
     return fig
 
 
-def encoding_curves(encoding: np.ndarray, dims: Sequence[int]) -> Figure:
+def plot_encoding_curves(encoding: np.ndarray, dims: Sequence[int]) -> Figure:
     """PE(pos, dim) against pos for a few dimensions, one panel per dimension."""
     check_array("encoding", encoding, kind=np.ndarray, ndim=2, shape="(P, d_model)")
     positions = np.arange(encoding.shape[0])
@@ -38,7 +38,7 @@ def encoding_curves(encoding: np.ndarray, dims: Sequence[int]) -> Figure:
     return fig
 
 
-def wavelength_plot(wavelengths: np.ndarray) -> Figure:
+def plot_wavelengths(wavelengths: np.ndarray) -> Figure:
     """Wavelength (in positions, log scale) of each sine/cosine pair."""
     check_array("wavelengths", wavelengths, kind=np.ndarray, ndim=1, shape="(d_model / 2,)")
     fig, ax = plt.subplots(figsize=(6.4, 3.0))
@@ -55,7 +55,7 @@ def wavelength_plot(wavelengths: np.ndarray) -> Figure:
     return fig
 
 
-def similarity_vs_offset(offsets: np.ndarray, similarity: np.ndarray,
+def plot_similarity_vs_offset(offsets: np.ndarray, similarity: np.ndarray,
                          starts: Sequence[int], ylabel: str) -> Figure:
     """Similarity of PE(s) and PE(s + offset) against offset, one line per start s."""
     check_array("similarity", similarity, kind=np.ndarray, ndim=2, shape="(starts, offsets)")
@@ -71,7 +71,7 @@ def similarity_vs_offset(offsets: np.ndarray, similarity: np.ndarray,
     return fig
 
 
-def shift_maps(maps: Mapping[str, np.ndarray]) -> Figure:
+def plot_shift_maps(maps: Mapping[str, np.ndarray]) -> Figure:
     """Side-by-side heat maps of (d_model, d_model) matrices, e.g. analytic and fitted shifts."""
     fig = plt.figure(figsize=(2.9 * len(maps) + 0.7, 3.3), layout="none")
     width = 0.86 / len(maps)
@@ -87,7 +87,7 @@ def shift_maps(maps: Mapping[str, np.ndarray]) -> Figure:
     return fig
 
 
-def extrapolation_plot(accuracy: Mapping[str, np.ndarray], weight: Mapping[str, np.ndarray],
+def plot_extrapolation(accuracy: Mapping[str, np.ndarray], weight: Mapping[str, np.ndarray],
                        train_len: int, chance: float) -> Figure:
     """Per-position accuracy (top) and attention on the target (bottom) of several models."""
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7.0, 5.2), sharex=True)

@@ -65,7 +65,7 @@ def _stack(ax: plt.Axes, x: float, y: float, sublayers: list[tuple[str, str]],
     return layer_top, y, heights
 
 
-def architecture_diagram(norm_first: bool = False) -> Figure:
+def plot_architecture(norm_first: bool = False) -> Figure:
     """The encoder-decoder of Figure 1 of the paper, post-norm (default) or pre-norm, with shapes.
 
     Args:
@@ -115,7 +115,7 @@ def architecture_diagram(norm_first: bool = False) -> Figure:
     return fig
 
 
-def depth_profile(table: pd.DataFrame, value: str, ylabel: str) -> Figure:
+def plot_depth_profile(table: pd.DataFrame, value: str, ylabel: str) -> Figure:
     """One line per (stack, norm) in ``table`` of ``value`` against layer index.
 
     Args:

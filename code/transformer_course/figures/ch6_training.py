@@ -15,7 +15,7 @@ from transformer_course.core.loss import smoothed_targets
 from transformer_course.core.training import TrainConfig, TrainResult
 
 
-def lr_schedules(d_model: int, warmups: Sequence[int], steps: int, scale: float = 1.0) -> Figure:
+def plot_lr_schedules(d_model: int, warmups: Sequence[int], steps: int, scale: float = 1.0) -> Figure:
     """The paper's learning rate against the step, one curve per warm-up length."""
     check_positive_int("steps", steps)
     if not warmups:
@@ -34,7 +34,7 @@ def lr_schedules(d_model: int, warmups: Sequence[int], steps: int, scale: float 
     return fig
 
 
-def label_smoothing_targets(vocab_size: int, label: int, epsilons: Sequence[float],
+def plot_label_smoothing_targets(vocab_size: int, label: int, epsilons: Sequence[float],
                             names: Sequence[str] | None = None) -> Figure:
     """Bar charts of the target distribution q for one label, one panel per epsilon."""
     check_positive_int("vocab_size", vocab_size)
@@ -56,7 +56,7 @@ def label_smoothing_targets(vocab_size: int, label: int, epsilons: Sequence[floa
     return fig
 
 
-def training_curves(result: TrainResult, floor: float | None = None,
+def plot_training_curves(result: TrainResult, floor: float | None = None,
                     title: str = "") -> Figure:
     """Training loss per step (left) and held-out accuracies at each check (right)."""
     check_instance("result", result, TrainResult)
@@ -83,7 +83,7 @@ def training_curves(result: TrainResult, floor: float | None = None,
     return fig
 
 
-def batch_masks(batch: Batch, index: int = 0) -> Figure:
+def plot_batch_masks(batch: Batch, index: int = 0) -> Figure:
     """The source padding mask and the target causal-and-padding mask of one batch row."""
     check_instance("batch", batch, Batch)
     if not 0 <= index < len(batch):
@@ -102,7 +102,7 @@ def batch_masks(batch: Batch, index: int = 0) -> Figure:
     return fig
 
 
-def attention_heads(weights: torch.Tensor, query_labels: Sequence[str],
+def plot_attention_heads(weights: torch.Tensor, query_labels: Sequence[str],
                     key_labels: Sequence[str], title: str = "") -> Figure:
     """Heatmaps of one example's attention weights, one panel per head.
 

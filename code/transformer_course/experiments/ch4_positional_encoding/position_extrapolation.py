@@ -102,7 +102,7 @@ class CopyBackModel(nn.Module):
         if tokens.is_floating_point() or tokens.dtype == torch.bool:
             raise TypeError(f"tokens must hold integer ids; got dtype {tokens.dtype}")
         x = self.positions(self.embed(tokens) * math.sqrt(self.config.d_model))  # (B, T, d)
-        mask = causal_mask(tokens.shape[1]).to(tokens.device)  # (T, T)
+        mask = causal_mask(tokens.shape[1], device=tokens.device)[None]  # (1, T, T)
         return self.attention(x, x, x, mask, need_weights=need_weights)
 
 

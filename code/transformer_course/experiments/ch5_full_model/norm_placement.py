@@ -66,7 +66,7 @@ def layer_profile(norm_first: bool, config: DepthConfig = DepthConfig()) -> pd.D
         max_len=max(512, config.src_len, config.tgt_len),
         norm_first=norm_first))
     layers = {(stack, i + 1): layer for stack in ("encoder", "decoder")
-              for i, layer in enumerate(getattr(model, stack).layers)}
+              for i, layer in enumerate(getattr(model, stack))}
     outputs: dict[tuple[str, int], torch.Tensor] = {}
     handles = [layer.register_forward_hook(
         lambda module, args, out, key=key: outputs.update({key: out.detach()}))

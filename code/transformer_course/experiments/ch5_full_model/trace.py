@@ -54,7 +54,7 @@ def shape_trace(model: Transformer, src: torch.Tensor, tgt: torch.Tensor,
         model: a :class:`~transformer_course.model.Transformer`.
         src: (B, S) ids. tgt: (B, T) ids. src_mask, tgt_mask: as for ``model.forward``.
         max_depth: keep modules at most this many levels below the model (None: all); a layer
-            of a stack, e.g. ``encoder.layers.0``, counts as one level below ``encoder``.
+            of a stack, e.g. ``encoder.0``, counts as one level below the model.
 
     Returns:
         A DataFrame with columns module (dotted path), type, depth, input shapes (tensors only,
