@@ -13,71 +13,13 @@ import subprocess
 import sys
 from dataclasses import dataclass
 
-PATHS = ("numpy", "explicit", "fast", "sdpa")
+from transformer_course.notebook import Timing, median_ratio
+
+from .attention_worker import PATHS
+
 # NumPy runs in a process of its own: OpenBLAS threads keep spinning after a call and would slow
 # the torch calls interleaved with them.
 TIMING_GROUPS = (("numpy",), ("explicit", "fast", "sdpa"))
-
-_SETUP = r"""
-import json, sys
-import numpy as np, torch, torch.nn.functional as F
-from transformer_course.core.attention import scaled_dot_product_attention, scaled_dot_product_attention_numpy
-B, h, T, d_k, repeats, threads = map(int, sys.argv[2:8])
-torch.set_num_threads(threads)
-g = torch.Generator().manual_seed(0)
-q, k, v = (torch.randn(B, h, T, d_k, generator=g) for _ in range(3))
-qn, kn, vn = q.numpy(), k.numpy(), v.numpy()
-CALLS = {
-    "numpy": lambda: scaled_dot_product_attention_numpy(qn, kn, vn),
-    "explicit": lambda: scaled_dot_product_attention(q, k, v, need_weights=True),
-    "fast": lambda: scaled_dot_product_attention(q, k, v, need_weights=False),
-    "sdpa": lambda: F.scaled_dot_product_attention(q, k, v),
-}
-"""
-
-# Peak memory: one call of one path in a fresh process, so no other allocation is mixed in.
-_MEMORY = _SETUP + r"""
-fn = CALLS[sys.argv[1]]
-
-def status_kib(field):
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
-
-with open("/proc/self/clear_refs", "w") as f:
-    f.write("5")  # reset the peak (VmHWM) to the current RSS: imports' peaks do not count
-before = status_kib("VmRSS")
-with torch.no_grad():
-    fn()
-print(json.dumps({"peak_mib": (status_kib("VmHWM") - before) / 1024}))
-"""
-
-# Time: every path in one process, calls interleaved round by round (the order rotating), so
-# drift in the machine's load falls on all paths alike and their ratios are like for like.
-_TIME = _SETUP + r"""
-import statistics, time
-paths = sys.argv[1].split(",")
-samples = {p: [] for p in paths}
-with torch.no_grad():
-    for p in paths:
-        CALLS[p]()  # warm-up
-    for r in range(repeats):
-        for p in paths[r % len(paths):] + paths[: r % len(paths)]:
-            start = time.perf_counter()
-            CALLS[p]()
-            samples[p].append(time.perf_counter() - start)
-print(json.dumps({p: {"median": statistics.median(s), "min": min(s), "max": max(s), "n": len(s)}
-                  for p, s in samples.items()}))
-"""
-
-_MATMUL = r"""
-import json, sys, torch
-from transformer_course.notebook import time_call
-n, repeats, threads = map(int, sys.argv[1:])
-torch.set_num_threads(threads)
-a, b = torch.randn(n, n), torch.randn(n, n)
-t = time_call(lambda: a @ b, repeats=repeats, warmup=1)
-print(json.dumps({"median": t.median, "min": t.min, "max": t.max, "n": t.repeats}))
-"""
 
 
 @dataclass(frozen=True)
@@ -91,9 +33,10 @@ class AttentionSettings:
     threads: int = 2
 
 
-def _run(code: str, *args: object) -> dict:
-    out = subprocess.run([sys.executable, "-c", code, *map(str, args)], check=True,
-                         capture_output=True, text=True)
+def _run(*args: object) -> dict:
+    """One measurement by ``bench.attention_worker`` in a fresh process."""
+    out = subprocess.run([sys.executable, "-m", "bench.attention_worker", *map(str, args)],
+                         check=True, capture_output=True, text=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -104,20 +47,22 @@ def attention_flops(B: int, h: int, T: int, d_k: int) -> int:
 
 def run_attention_bench(s: AttentionSettings) -> dict:
     """Time, peak memory and GFLOP/s for each path and length, and the matmul reference rate."""
-    mm = _run(_MATMUL, s.matmul_n, s.repeats, s.threads)
+    mm = _run("matmul", s.matmul_n, s.repeats, s.threads)
     matmul_gflops = 2 * s.matmul_n**3 / mm["median"] / 1e9
     rows = []
     for T in s.lengths:
-        shape = (s.batch, s.heads, T, s.d_k, s.repeats, s.threads)
-        times = {}
+        shape = (s.batch, s.heads, T, s.d_k)
+        samples: dict[str, list[float]] = {}
         for group in TIMING_GROUPS:
-            times |= _run(_TIME, ",".join(group), *shape)
+            samples |= _run("time", ",".join(group), *shape, s.repeats, s.threads)["samples"]
         for path in PATHS:
-            peak = _run(_MEMORY, path, *shape)["peak_mib"]
-            t = times[path]
+            peak = _run("memory", path, *shape, s.threads)["peak_mib"]
+            t = Timing.of(samples[path]).as_dict()
             gflops = attention_flops(s.batch, s.heads, T, s.d_k) / t["median"] / 1e9
+            # torch paths ran interleaved with sdpa: the median of their per-round ratios
+            ratio = (median_ratio(samples[path], samples["sdpa"]) if path != "numpy"
+                     else t["median"] / Timing.of(samples["sdpa"]).median)
             rows.append({"path": path, "T": T, **t, "peak_mib": peak, "gflops": gflops,
-                         "fraction_of_matmul": gflops / matmul_gflops,
-                         "ratio_to_sdpa": t["median"] / times["sdpa"]["median"]})
+                         "fraction_of_matmul": gflops / matmul_gflops, "ratio_to_sdpa": ratio})
     return {"settings": s.__dict__ | {"lengths": list(s.lengths)},
             "matmul": mm | {"gflops": matmul_gflops, "n": s.matmul_n}, "rows": rows}

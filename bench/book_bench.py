@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .stats import Summary
+from transformer_course.notebook import Timing
 
 _EXECUTED = re.compile(r"^(?P<path>\S+?\.(?:md|ipynb)): Executed notebook in (?P<s>[\d.]+) seconds",
                        re.MULTILINE)
@@ -76,8 +76,8 @@ def run_book_bench(s: BookSettings) -> dict:
             chapters.setdefault(name, []).append(t)
     noop = [_make_book(s)[0] for _ in range(s.repeats)]
     return {
-        "clean": Summary.of(clean).as_dict(),
-        "no_change": Summary.of(noop).as_dict(),
-        "after_module_edit": Summary.of(touched).as_dict(),
-        "chapters": {name: Summary.of(ts).as_dict() for name, ts in sorted(chapters.items())},
+        "clean": Timing.of(clean).as_dict(),
+        "no_change": Timing.of(noop).as_dict(),
+        "after_module_edit": Timing.of(touched).as_dict(),
+        "chapters": {name: Timing.of(ts).as_dict() for name, ts in sorted(chapters.items())},
     }

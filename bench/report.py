@@ -8,7 +8,7 @@ MB = 1e6
 
 
 def _s(d: dict) -> str:
-    return f"{d['median']:.2f} s [{d['min']:.2f}, {d['max']:.2f}] (n={d['n']})"
+    return f"{d['median']:.2f} s [{d['min']:.2f}, {d['max']:.2f}] (n={d['repeats']})"
 
 
 def budgets(results: dict) -> list[Budget]:

@@ -1,29 +1,9 @@
-"""Summaries of repeated measurements, and the budget table."""
+"""The budget table. (Repeated measurements are summarised by ``notebook.Timing``.)"""
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
-
-
-@dataclass(frozen=True)
-class Summary:
-    """Median, min and max of repeated samples, in the samples' unit."""
-
-    median: float
-    min: float
-    max: float
-    n: int
-
-    @classmethod
-    def of(cls, samples: Sequence[float]) -> Summary:
-        if not samples:
-            raise ValueError("samples must not be empty")
-        return cls(statistics.median(samples), min(samples), max(samples), len(samples))
-
-    def as_dict(self) -> dict:
-        return asdict(self)
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)

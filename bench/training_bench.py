@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import replace
 
+from transformer_course.core.batching import make_batch
 from transformer_course.core.training import TrainConfig, evaluate_decoding
 from transformer_course.experiments.ch6_training.recipes import (
     COPY_TASK,
@@ -23,9 +24,9 @@ from transformer_course.experiments.ch6_training.recipes import (
 )
 from transformer_course.experiments.ch6_training.task_training import train_on_task
 from transformer_course.experiments.ch6_training.tasks import TaskConfig
-from transformer_course.notebook import set_threads
+from transformer_course.notebook import Timing, set_threads
 
-from .stats import Summary, format_table
+from .stats import format_table
 
 TARGETS = {"copy": 1.0, "reverse": 0.99}
 
@@ -37,7 +38,7 @@ def _run(task: TaskConfig, model_config, config: TrainConfig, seeds: list[int], 
     for seed in seeds:
         train = replace(config, seed=seed, target_accuracy=target)
         model, result = train_on_task(task, model_config, train, held_out)
-        metrics, _ = evaluate_decoding(model, held_out)
+        metrics, _ = evaluate_decoding(model, make_batch(held_out.src, held_out.tgt))
         runs.append({"seed": seed, "steps": result.steps, "seconds": result.seconds,
                      "time_to_target_s": result.reached_seconds,
                      "reached_step": result.reached_step,
@@ -47,8 +48,8 @@ def _run(task: TaskConfig, model_config, config: TrainConfig, seeds: list[int], 
     return {
         "runs": runs,
         "time_to_target_s": statistics.median(reached) if all_reached else None,
-        "time_to_target": Summary.of(reached).as_dict() if all_reached else None,
-        "training_seconds": Summary.of([r["seconds"] for r in runs]).as_dict(),
+        "time_to_target": Timing.of(reached).as_dict() if all_reached else None,
+        "training_seconds": Timing.of([r["seconds"] for r in runs]).as_dict(),
         "accuracy": statistics.median(r["accuracy"] for r in runs),
         "reached_by": f"{len(reached)}/{len(runs)} seeds",
     }

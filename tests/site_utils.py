@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -18,16 +19,17 @@ from urllib.parse import unquote, urlsplit
 import pytest
 import yaml
 from bs4 import BeautifulSoup
-from sphinx_external_toc.api import GlobItem, TocTree, UrlItem
-from sphinx_external_toc.parsing import parse_toc_yaml
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tools"))
+from toc_chapters import source_path as toc_source_path  # noqa: E402
+from toc_chapters import toc_files  # noqa: E402
+
 BUILD = REPO / "_build"  # what `make book` writes
 HTML = BUILD / "html"  # the site
 EXECUTED = BUILD / "jupyter_execute"  # executed notebooks and their glue (<doc>.glue.json)
 BUILD_LOG = BUILD / "build.log"  # the last `make book` output (the Makefile tees it here)
 SCREENSHOTS = BUILD / "screenshots"  # written by the browser test
-SOURCE_SUFFIXES = (".md", ".ipynb")
 NOT_PAGES = ("_static", "_sources", "_images")  # folders of assets, not pages
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 GLUE_FIGURE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{glue:figure\}\s+(?P<key>\S+)\s*$")
@@ -63,40 +65,15 @@ def throwaway_book(root: Path, chapter: str, name: str = "01_canary") -> Path:
 
 def toc_docnames(toc: Path = REPO / "_toc.yml") -> list[str]:
     """Every document ``_toc.yml`` lists, root first, in reading order (globs expanded)."""
-    site_map = parse_toc_yaml(toc)
-    root = toc.parent
-    names: list[str] = []
-
-    def visit(docname: str) -> None:
-        names.append(docname)
-        for tree in site_map[docname].subtrees:
-            visit_tree(tree)
-
-    def visit_tree(tree: TocTree) -> None:
-        for item in tree.items:
-            if isinstance(item, UrlItem):
-                continue
-            if isinstance(item, GlobItem):
-                matches = sorted({str(p.relative_to(root).with_suffix(""))
-                                  for s in SOURCE_SUFFIXES for p in root.glob(str(item) + s)})
-                for docname in matches:
-                    if docname not in names:
-                        names.append(docname)
-                continue
-            visit(str(item))
-
-    visit(site_map.root.docname)
-    return names
+    return toc_files(toc.parent)
 
 
 def source_path(docname: str, root: Path = REPO) -> Path:
     """The source file (.md or .ipynb) of ``docname``."""
-    for suffix in SOURCE_SUFFIXES:
-        path = root / (docname + suffix)
-        if path.exists():
-            return path
-    raise FileNotFoundError(f"no source for {docname!r} under {root} "
-                            f"(tried {', '.join(SOURCE_SUFFIXES)})")
+    try:
+        return root / toc_source_path(root, docname)
+    except ValueError as error:
+        raise FileNotFoundError(str(error)) from error
 
 
 def html_path(docname: str) -> Path:

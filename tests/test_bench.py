@@ -17,7 +17,8 @@ from bench.__main__ import main, toc_pages
 from bench.attention_bench import PATHS, attention_flops
 from bench.book_bench import executed_chapters
 from bench.report import budgets, render
-from bench.stats import Budget, Summary, format_table
+from bench.stats import Budget, format_table
+from transformer_course.notebook import Timing
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -33,10 +34,10 @@ print(tiny.VALUE)
 
 
 def test_summary_and_budget_verdicts():
-    s = Summary.of([3.0, 1.0, 2.0])
-    assert (s.median, s.min, s.max, s.n) == (2.0, 1.0, 3.0, 3)
+    s = Timing.of([3.0, 1.0, 2.0])
+    assert (s.median, s.min, s.max, s.repeats) == (2.0, 1.0, 3.0, 3)
     with pytest.raises(ValueError, match="samples"):
-        Summary.of([])
+        Timing.of([])
     assert Budget("x", 1.0, 2.0, "s").met is True
     assert Budget("x", 3.0, 2.0, "s").as_row()[3] == "MISSED"
     assert Budget("x", None, 2.0, "s").as_row()[1] == "not measured"
@@ -69,7 +70,7 @@ def test_quick_run_of_every_section(tmp_path, capsys):
     results = json.loads(out.read_text())
     assert (book / "code" / "tiny.py").read_text() == "VALUE = 1\n"  # edit restored
     for key in ("clean", "no_change", "after_module_edit"):
-        assert results["book"][key]["n"] == 1 and results["book"][key]["median"] > 0
+        assert results["book"][key]["repeats"] == 1 and results["book"][key]["median"] > 0
     assert set(results["book"]["chapters"]) == {"tiny.md"}
     rows = results["attention"]["rows"]
     assert {(r["path"], r["T"]) for r in rows} == {(p, T) for p in PATHS for T in (16, 32)}

@@ -1,9 +1,11 @@
 """A Sphinx extension that works around a bug of the pinned documentation stack (Sphinx 7.4).
 
-An inline script registered after the HTML builder starts (sphinx-thebe's
-``const THEBE_JS_URL = ...``, sphinx-togglebutton's selector) reaches the builder twice, once with
-filename ``None`` and once with ``''``, so every page carried it twice and the browser reported
-"Identifier 'THEBE_JS_URL' has already been declared". This drops the repeats from each page.
+An inline script registered after the HTML builder starts reaches the builder twice, once with
+filename ``None`` and once with ``''``, so every page would carry it twice. Since
+``launch_site.py`` unhooks sphinx-thebe (whose repeated ``const THEBE_JS_URL`` made the browser
+report "Identifier 'THEBE_JS_URL' has already been declared"), the script this still concerns is
+sphinx-togglebutton's (``let toggleHintShow``, ``var togglebuttonSelector``): a repeated ``let``
+is the same error. This drops the repeats from each page.
 
 Enabled in ``_config.yml`` under ``sphinx.extra_extensions``.
 """

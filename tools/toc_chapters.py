@@ -14,16 +14,19 @@ import argparse
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 import yaml
+from sphinx_external_toc.api import GlobItem, UrlItem
+from sphinx_external_toc.parsing import MalformedError, parse_toc_yaml
 
 SUFFIXES = (".md", ".ipynb")
 FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n---[ \t]*(\r?\n|\Z)", re.DOTALL)
 
 
 def toc_files(book: Path) -> list[str]:
-    """Docnames (``book/01_x``) listed in ``book/_toc.yml``, root first, in reading order.
+    """Docnames (``book/01_x``) listed in ``book/_toc.yml``, root first, in reading order, globs
+    expanded and URLs left out. The one reader of the table of contents: the Makefile, the Binder
+    tests and the site tests all go through it.
 
     Args:
         book: the folder holding ``_toc.yml``.
@@ -31,25 +34,25 @@ def toc_files(book: Path) -> list[str]:
     toc_path = Path(book) / "_toc.yml"
     if not toc_path.is_file():
         raise ValueError(f"book: expected a folder holding _toc.yml, got {book}")
-    toc = yaml.safe_load(toc_path.read_text(encoding="utf-8")) or {}
-    if "root" not in toc:
-        raise ValueError(f"book: {toc_path} has no 'root' entry")
-    names = [str(toc["root"])]
-    _collect(toc, names)
+    try:
+        site_map = parse_toc_yaml(toc_path)
+    except MalformedError as error:
+        raise ValueError(f"book: {toc_path} is not a valid table of contents: {error}") from error
+    names: list[str] = []
+
+    def visit(docname: str) -> None:
+        names.append(docname)
+        for tree in site_map[docname].subtrees:
+            for item in tree.items:
+                if isinstance(item, GlobItem):
+                    matches = sorted({str(p.relative_to(book).with_suffix(""))
+                                      for s in SUFFIXES for p in Path(book).glob(str(item) + s)})
+                    names.extend(m for m in matches if m not in names)
+                elif not isinstance(item, UrlItem):
+                    visit(str(item))
+
+    visit(site_map.root.docname)
     return names
-
-
-def _collect(node: Any, names: list[str]) -> None:
-    """Append every ``file:`` below ``node`` (parts, chapters, sections) in order."""
-    if isinstance(node, dict):
-        if "file" in node:
-            names.append(str(node["file"]))
-        for key in ("parts", "chapters", "sections"):
-            for child in node.get(key) or []:
-                _collect(child, names)
-    elif isinstance(node, list):
-        for child in node:
-            _collect(child, names)
 
 
 def source_path(book: Path, docname: str) -> Path:

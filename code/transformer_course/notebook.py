@@ -16,8 +16,8 @@ import os
 import random
 import statistics
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
 from numbers import Real
 from typing import Any
 
@@ -25,7 +25,7 @@ import matplotlib
 import numpy as np
 import torch
 
-from .core.checks import check_positive_int
+from .core.checks import check_int, check_positive_int
 
 DEFAULT_SEED = 0
 DEFAULT_THREADS = 1  # fixed, so results and timings do not depend on the host's core count;
@@ -144,12 +144,28 @@ def glue_table(key: str, table: Any) -> None:
 
 @dataclass(frozen=True)
 class Timing:
-    """Seconds per call over ``repeats`` timed calls."""
+    """Median, min and max of repeated measurements (seconds, unless said otherwise)."""
 
     median: float
     min: float
     max: float
     repeats: int
+
+    @classmethod
+    def of(cls, samples: Sequence[float]) -> Timing:
+        """The summary of ``samples`` (at least one)."""
+        if not samples:
+            raise ValueError("samples must hold at least one measurement; got none")
+        return cls(statistics.median(samples), min(samples), max(samples), len(samples))
+
+    def as_dict(self) -> dict[str, float]:
+        """The four fields as a plain dict (for JSON)."""
+        return asdict(self)
+
+
+def _check_timing_args(repeats: int, warmup: int) -> None:
+    check_positive_int("repeats", repeats)
+    check_int("warmup", warmup, low=0)
 
 
 def time_call(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 1,
@@ -165,9 +181,7 @@ def time_call(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 1,
     clock = time.perf_counter if clock is None else clock
     if not callable(clock):
         raise TypeError(f"clock must be callable; got {type(clock).__name__}")
-    check_positive_int("repeats", repeats)
-    if isinstance(warmup, bool) or not isinstance(warmup, int) or warmup < 0:
-        raise ValueError(f"warmup must be a non-negative int; got {warmup!r}")
+    _check_timing_args(repeats, warmup)
     for _ in range(warmup):
         fn()
     samples = []
@@ -175,4 +189,57 @@ def time_call(fn: Callable[[], object], *, repeats: int = 5, warmup: int = 1,
         start = clock()
         fn()
         samples.append(clock() - start)
-    return Timing(statistics.median(samples), min(samples), max(samples), repeats)
+    return Timing.of(samples)
+
+
+def time_interleaved(calls: Mapping[str, Callable[[], object]], *, repeats: int = 5,
+                     warmup: int = 1) -> dict[str, list[float]]:
+    """Time several calls round by round, the order rotating each round, so that a change in the
+    machine's load falls on all of them alike; returns each call's per-round seconds.
+
+    Paired rounds make ratios robust: compare two calls by the median of their per-round ratios
+    (:func:`median_ratio`), not by the ratio of two medians.
+    """
+    if not isinstance(calls, Mapping) or not calls or not all(map(callable, calls.values())):
+        raise TypeError(f"calls must be a non-empty mapping of names to callables; "
+                        f"got {type(calls).__name__}")
+    _check_timing_args(repeats, warmup)
+    names = list(calls)
+    for name in names:
+        for _ in range(warmup):
+            calls[name]()
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for r in range(repeats):
+        for name in names[r % len(names):] + names[: r % len(names)]:
+            start = time.perf_counter()
+            calls[name]()
+            samples[name].append(time.perf_counter() - start)
+    return samples
+
+
+def median_ratio(numerator: Sequence[float], denominator: Sequence[float]) -> float:
+    """The median over rounds of numerator[i] / denominator[i] (paired samples, same length)."""
+    if len(numerator) != len(denominator) or not numerator:
+        raise ValueError(f"numerator and denominator must be paired samples of one positive "
+                         f"length; got {len(numerator)} and {len(denominator)}")
+    return statistics.median(a / b for a, b in zip(numerator, denominator, strict=True))
+
+
+def peak_memory_growth_mib(fn: Callable[[], object]) -> float:
+    """How far one call of ``fn`` raises the process's peak resident memory above its resident
+    memory just before the call, in MiB (Linux: resets the kernel's peak mark, VmHWM, first).
+
+    Run it in a fresh process for a clean figure: memory freed earlier stays resident.
+    """
+    if not callable(fn):
+        raise TypeError(f"fn must be callable; got {type(fn).__name__}")
+
+    def status_kib(field: str) -> int:
+        with open("/proc/self/status") as f:
+            return next(int(line.split()[1]) for line in f if line.startswith(field + ":"))
+
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # reset the peak to the current resident size
+    before = status_kib("VmRSS")
+    fn()
+    return (status_kib("VmHWM") - before) / 1024

@@ -120,6 +120,7 @@ def wrap_sources(src: torch.Tensor, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
     The encoder then sees both ends of a sequence as tokens at fixed places (BOS at 0, EOS right
     after the last symbol), not only through the padding mask.
     """
+    Shapes().tensor("src", src, "B S", dtype="int")
     tgt_in, _ = shift_targets(src, pad_id, bos_id, eos_id)  # bos, x_1 .. x_n, padding
     lengths = (src != pad_id).sum(dim=1)  # (B,)
     pad = torch.full((src.shape[0], 1), pad_id, dtype=torch.long)

@@ -95,6 +95,8 @@ class PositionwiseFeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int) -> None:
         super().__init__()
+        check_int("d_model", d_model)
+        check_int("d_ff", d_ff)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.activation = nn.ReLU()
         self.linear2 = nn.Linear(d_ff, d_model)
@@ -145,6 +147,7 @@ class Residual(nn.Module):
 
     def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float) -> None:
         super().__init__()
+        check_fraction("dropout", dropout)
         self.norm = nn.LayerNorm(d_model, eps=eps)
         self.dropout = nn.Dropout(dropout)
         self.norm_first = norm_first

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 import torch
+import torch.nn.functional as F
 
 from transformer_course.core.attention import (
     scaled_dot_product_attention,
@@ -29,7 +30,8 @@ from transformer_course.core.checks import check_array, check_positive_int
 from transformer_course.notebook import time_call
 
 #: The attention implementations :func:`attention_time` can time, by name.
-TIMED_PATHS = ("numpy", "torch explicit", "torch fused")
+ATTENTION_PATHS = ("numpy", "torch explicit", "torch fused", "F.sdpa")
+TIMED_PATHS = ATTENTION_PATHS[:3]  # the chapter's figure: the package's three paths
 #: The clocks :func:`attention_time` can read: process CPU time or elapsed wall-clock time.
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
 
@@ -157,22 +159,43 @@ def softmax_saturation(d_k_values: Sequence[int], T_k: int = 64, num_queries: in
     return pd.DataFrame(rows)
 
 
-def _random_qkv_numpy(T: int, d_k: int, batch: int, seed: int) -> tuple[np.ndarray, ...]:
+def _random_qkv_numpy(shape: tuple[int, ...], seed: int) -> tuple[np.ndarray, ...]:
     rng = np.random.default_rng(seed)
-    return tuple(rng.standard_normal((batch, T, d_k)).astype(np.float32) for _ in range(3))
+    return tuple(rng.standard_normal(shape).astype(np.float32) for _ in range(3))
 
 
-def _attention_call(path: str, T: int, d_k: int, batch: int, seed: int) -> Callable[[], object]:
-    q, k, v = _random_qkv_numpy(T, d_k, batch, seed)  # each (B, T, d_k)
-    if path == "numpy":
-        return lambda: scaled_dot_product_attention_numpy(q, k, v)
+def attention_calls(shape: tuple[int, ...], *, seed: int = 0,
+                    paths: Sequence[str] = ATTENTION_PATHS) -> dict[str, Callable[[], object]]:
+    """A no-argument call per attention path, all on the same random float32 q, k, v of ``shape``
+    (..., T, d_k): self-attention without a mask, no gradient. For timing and memory figures.
+
+    Paths: "numpy" (:func:`scaled_dot_product_attention_numpy`), "torch explicit"
+    (:func:`scaled_dot_product_attention`, weights returned), "torch fused" (the same with
+    ``need_weights=False``) and "F.sdpa" (``torch.nn.functional.scaled_dot_product_attention``).
+    """
+    if isinstance(paths, str) or not paths or any(p not in ATTENTION_PATHS for p in paths):
+        raise ValueError(f"paths must be a non-empty sequence drawn from {ATTENTION_PATHS}; "
+                         f"got {paths!r}")
+    if len(shape) < 2:
+        raise ValueError(f"shape must be (..., T, d_k); got {shape!r}")
+    for size in shape:
+        check_positive_int("shape's sizes", size)
+    q, k, v = _random_qkv_numpy(tuple(shape), seed)
     tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
-    need_weights = path == "torch explicit"
+    functions = {
+        "numpy": lambda: scaled_dot_product_attention_numpy(q, k, v),
+        "torch explicit": lambda: scaled_dot_product_attention(tq, tk, tv, need_weights=True),
+        "torch fused": lambda: scaled_dot_product_attention(tq, tk, tv, need_weights=False),
+        "F.sdpa": lambda: F.scaled_dot_product_attention(tq, tk, tv),
+    }
 
-    def call() -> object:
-        with torch.no_grad():
-            return scaled_dot_product_attention(tq, tk, tv, need_weights=need_weights)
-    return call
+    def no_grad(fn: Callable[[], object]) -> Callable[[], object]:
+        def call() -> object:
+            with torch.no_grad():
+                return fn()
+        return call
+
+    return {path: no_grad(functions[path]) for path in paths}
 
 
 def attention_time(T_values: Sequence[int], *, d_k: int = 64, batch: int = 1,
@@ -215,8 +238,8 @@ def attention_time(T_values: Sequence[int], *, d_k: int = 64, batch: int = 1,
     try:
         for T in Ts:
             for path in paths:
-                timing = time_call(_attention_call(path, T, d_k, batch, seed), repeats=repeats,
-                                   clock=CLOCKS[clock])
+                call = attention_calls((batch, T, d_k), seed=seed, paths=(path,))[path]
+                timing = time_call(call, repeats=repeats, clock=CLOCKS[clock])
                 rows.append({"T": T, "path": path, "seconds": timing.median,
                              "min_seconds": timing.min})
     finally:
@@ -246,7 +269,7 @@ def attention_memory(T_values: Sequence[int], *, d_k: int = 64, batch: int = 1,
     rows = []
     already_tracing = tracemalloc.is_tracing()
     for T in Ts:
-        q, k, v = _random_qkv_numpy(T, d_k, batch, seed)
+        q, k, v = _random_qkv_numpy((batch, T, d_k), seed)
         if not already_tracing:
             tracemalloc.start()
         tracemalloc.reset_peak()
