@@ -229,9 +229,9 @@ class Transformer(nn.Module):
                  c.scaled_attention)
         self.encoder = nn.ModuleList(EncoderLayer(*sizes) for _ in range(c.num_encoder_layers))
         self.decoder = nn.ModuleList(DecoderLayer(*sizes) for _ in range(c.num_decoder_layers))
-        final = c.has_final_norm
-        self.encoder_norm = nn.LayerNorm(c.d_model, c.layer_norm_eps) if final else nn.Identity()
-        self.decoder_norm = nn.LayerNorm(c.d_model, c.layer_norm_eps) if final else nn.Identity()
+        final = c.has_final_norm  # a LayerNorm after each stack (pre-norm), or none (post-norm)
+        self.encoder_norm = nn.LayerNorm(c.d_model, c.layer_norm_eps) if final else None
+        self.decoder_norm = nn.LayerNorm(c.d_model, c.layer_norm_eps) if final else None
         self.output_projection = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
         self.reset_parameters()
         if c.share_embeddings:  # one (V, d_model) matrix, used three ways (section 3.4)
@@ -271,7 +271,7 @@ class Transformer(nn.Module):
         x = self.src_embed(src)  # (B, S, d_model)
         for layer in self.encoder:
             x = layer(x, src_mask)
-        return self.encoder_norm(x)
+        return x if self.encoder_norm is None else self.encoder_norm(x)
 
     def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
                tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
@@ -298,7 +298,7 @@ class Transformer(nn.Module):
         y = self.tgt_embed(tgt)  # (B, T, d_model)
         for layer in self.decoder:
             y = layer(y, memory, src_mask, tgt_mask)
-        return self.decoder_norm(y)
+        return y if self.decoder_norm is None else self.decoder_norm(y)
 
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
         """hidden (B, T, d_model) -> logits (B, T, tgt_vocab_size) (no softmax)."""
