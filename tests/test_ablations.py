@@ -69,6 +69,19 @@ def test_a_training_change_is_applied(held_out):
     assert table["cross_entropy"][1] > table["cross_entropy"][0]
 
 
+def test_a_task_change_is_applied(held_out):
+    # task_changes edit the TaskConfig the training stream samples from (here: the lengths).
+    long = Ablation("long sequences", "lengths drawn with P(n) ~ n^4",
+                    task_changes={"length_power": 4.0})
+    table = run_ablations(TASK, MODEL, TRAIN, held_out, [DEFAULT_ABLATIONS[0], long])
+    assert table["variant"].tolist() == ["baseline", "long sequences"]
+    assert table["cross_entropy"][1] != table["cross_entropy"][0]  # other batches, other model
+    model, result = train_on_task(TaskConfig("reverse", num_symbols=4, min_len=2, max_len=4,
+                                             length_power=4.0), MODEL, TRAIN, held_out)
+    assert ablation_row("long sequences", 0, model, result, held_out)["cross_entropy"] == \
+        table["cross_entropy"][1]
+
+
 def test_bad_input(held_out):
     with pytest.raises(TypeError, match="model_config"):
         run_ablations(TASK, {}, TRAIN, held_out)
@@ -82,6 +95,10 @@ def test_bad_input(held_out):
         run_ablations(TASK, MODEL, TRAIN, held_out, ["baseline"])
     bad = Ablation("typo", "misspelt field", model_changes={"postional": "none"})
     with pytest.raises(ValueError, match="postional"):
+        run_ablations(TASK, MODEL, TRAIN, held_out, [bad])
+    bad = Ablation("typo", "misspelt field", task_changes={"lenght_power": 2.0})
+    with pytest.raises(ValueError, match=r"ablations\[0\]\.task_changes names unknown TaskConfig "
+                                         r"fields: \['lenght_power'\]"):
         run_ablations(TASK, MODEL, TRAIN, held_out, [bad])
     bad = Ablation("typo", "not a dict", train_changes=[("steps", 3)])
     with pytest.raises(TypeError, match="train_changes"):

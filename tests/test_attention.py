@@ -94,6 +94,22 @@ def test_numpy_matches_loop_reference(shapes, masked):
     np.testing.assert_allclose(out, _reference_numpy(q, k, v, mask), atol=1e-12, rtol=0)
 
 
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_low_level_masks_broadcast_by_numpy_rules(need_weights):
+    # Unlike MultiHeadAttention and the Transformer, the low-level function takes any mask that
+    # broadcasts against (..., T_q, T_k): a 2-D mask is (T_q, T_k), shared by the whole batch.
+    q, k, v, _ = _inputs(SHAPES[1], torch.float64)  # (2, 3, 4), (2, 5, 4), (2, 5, 6)
+    pattern = torch.rand(3, 5, generator=torch.Generator().manual_seed(4)) > 0.3
+    pattern[:, 0] = True
+    shared, _ = scaled_dot_product_attention(q, k, v, pattern, need_weights=need_weights)
+    full, _ = scaled_dot_product_attention(q, k, v, pattern.expand(2, 3, 5),
+                                           need_weights=need_weights)
+    torch.testing.assert_close(shared, full, atol=0, rtol=0)
+    np_shared, _ = scaled_dot_product_attention_numpy(q.numpy(), k.numpy(), v.numpy(),
+                                                      pattern.numpy())
+    np.testing.assert_allclose(np_shared, full.numpy(), atol=1e-12, rtol=0)
+
+
 def test_custom_scale_matches_torch():
     q, k, v, mask = _inputs(SHAPES[1], torch.float64, masked=True)
     expected = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.3)
@@ -259,6 +275,23 @@ def test_fully_masked_row_gives_zeros_and_finite_gradients():
         assert torch.all(leaves[0].grad[:, 1] == 0)
 
 
+@pytest.mark.parametrize("shape", [(2, 3, 4), (1, 2, 3, 4), (2, 4, 16, 8)])
+@pytest.mark.parametrize("bad", [math.nan, math.inf])
+@pytest.mark.parametrize("masked", [False, True])
+def test_non_finite_query_gives_nan_row_on_both_paths(shape, bad, masked):
+    # PyTorch's fused CPU kernel returns zeros for a NaN query in some shapes (e.g. (1, 2, 3, 4)
+    # without a mask); both of our paths must give NaN in that query's row, and only there.
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(*shape, generator=gen, dtype=torch.float64) for _ in range(3))
+    q[..., 1, 2] = bad
+    mask = torch.ones(shape[-2], shape[-2], dtype=torch.bool).tril() if masked else None
+    for need_weights in (True, False):
+        out, _ = scaled_dot_product_attention(q, k, v, mask, need_weights=need_weights)
+        assert out[..., 1, :].isnan().all(), (need_weights, out[..., 1, :])
+        others = torch.cat([out[..., :1, :], out[..., 2:, :]], dim=-2)
+        assert torch.isfinite(others).all()
+
+
 def test_dropout_is_applied_to_weights():
     q, k, v, _ = _inputs(SHAPES[1], torch.float64)
     torch.manual_seed(0)
@@ -274,23 +307,33 @@ def test_dropout_is_applied_to_weights():
 Q, K, V = np.zeros((2, 3, 4)), np.zeros((2, 5, 4)), np.zeros((2, 5, 6))
 NP_BAD = [
     # (kwargs overriding q, k, v, mask, scale), error, pattern (argument, expected, actual)
-    ({"q": [[1.0]]}, TypeError, r"q must be a NumPy array .*\(\.\.\., T_q, d_k\).*list"),
+    ({"q": [[1.0]]}, TypeError,
+     r"q must be a floating-point NumPy array of shape \(\.\.\., T_q, d_k\); got list"),
     ({"q": np.zeros(4)}, ValueError, r"q must have at least 2 .*\(\.\.\., T_q, d_k\).*\(4,\)"),
-    ({"k": np.zeros((2, 5, 3))}, ValueError, r"q and k .*d_k.*\(2, 3, 4\).*\(2, 5, 3\)"),
-    ({"v": np.zeros((2, 4, 6))}, ValueError, r"k and v .*T_k.*\(2, 5, 4\).*\(2, 4, 6\)"),
-    ({"q": np.zeros((3, 3, 4))}, ValueError, r"q and k .*batch.*\(3, 3, 4\).*\(2, 5, 4\)"),
+    ({"k": np.zeros((2, 5, 3))}, ValueError,
+     r"k must have shape \(\.\.\., T_k, d_k=4\); got shape \(2, 5, 3\) \(d_k does not match\)"),
+    ({"v": np.zeros((2, 4, 6))}, ValueError,
+     r"v must have shape \(\.\.\., T_k=5, d_v\); got shape \(2, 4, 6\) \(T_k does not match\)"),
+    ({"q": np.zeros((3, 3, 4))}, ValueError,
+     r"k must have shape \(\.\.\., T_k, d_k=4\) with \.\.\. = \(3,\); got shape \(2, 5, 4\) "
+     r"\(\.\.\. does not match\)"),
     ({"q": np.zeros((2, 3, 4), dtype=int)}, TypeError, r"q must have a floating-point dtype"),
     ({"v": np.zeros((2, 5, 6), dtype=np.float32)}, TypeError, r"share a dtype"),
-    ({"q": np.zeros((2, 0, 4))}, ValueError, r"q must have positive sizes.*\(2, 0, 4\)"),
-    ({"k": np.zeros((2, 5, 0)), "q": np.zeros((2, 3, 0))}, ValueError, r"q must have positive"),
+    ({"q": np.zeros((2, 0, 4))}, ValueError,
+     r"q must have a positive size in every dimension, shape \(\.\.\., T_q, d_k\); "
+     r"got shape \(2, 0, 4\)"),
+    ({"k": np.zeros((2, 5, 0)), "q": np.zeros((2, 3, 0))}, ValueError,
+     r"q must have a positive size in every dimension.*got shape \(2, 3, 0\)"),
     ({"mask": np.ones((2, 3, 4), dtype=bool)}, ValueError,
-     r"mask must broadcast to \(\.\.\., T_q, T_k\) \(2, 3, 5\); got shape \(2, 3, 4\)"),
-    ({"mask": np.ones((1, 2, 3, 5), dtype=bool)}, ValueError, r"mask must broadcast"),
+     r"mask must broadcast to \(\.\.\., T_q=3, T_k=5\); got shape \(2, 3, 4\)"),
+    ({"mask": np.ones((1, 2, 3, 5), dtype=bool)}, ValueError,
+     r"mask must broadcast to \(\.\.\., T_q=3, T_k=5\); got shape \(1, 2, 3, 5\)"),
     ({"mask": np.ones((2, 3, 5))}, TypeError, r"mask must be boolean.*float64"),
-    ({"mask": [[True]]}, TypeError, r"mask must be a NumPy array"),
-    ({"scale": 0.0}, ValueError, r"scale must be a positive finite number"),
-    ({"scale": float("inf")}, ValueError, r"scale must be a positive finite number"),
-    ({"scale": "0.5"}, TypeError, r"scale must be a positive number or None"),
+    ({"mask": [[True]]}, TypeError,
+     r"mask must be a boolean NumPy array of shape \(\.\.\., T_q=3, T_k=5\); got list"),
+    ({"scale": 0.0}, ValueError, r"scale must be a positive finite number; got 0.0"),
+    ({"scale": float("inf")}, ValueError, r"scale must be a positive finite number; got inf"),
+    ({"scale": "0.5"}, TypeError, r"scale must be a positive finite number; got str '0.5'"),
 ]
 
 
@@ -307,13 +350,14 @@ def _torch_bad_cases():
     for override, error, pattern in NP_BAD:
         converted = {key: torch.from_numpy(value) if isinstance(value, np.ndarray) else value
                      for key, value in override.items()}
-        cases.append((converted, error, pattern.replace("a NumPy array", "a torch.Tensor")))
+        cases.append((converted, error, pattern.replace("NumPy array", "torch.Tensor")))
     cases += [
-        ({"q": Q}, TypeError, r"q must be a torch.Tensor .*ndarray"),
-        ({"dropout_p": 1.0}, ValueError, r"dropout_p must be in \[0, 1\)"),
-        ({"dropout_p": -0.1}, ValueError, r"dropout_p must be in"),
-        ({"dropout_p": "0.1"}, TypeError, r"dropout_p must be a number"),
-        ({"need_weights": 1}, TypeError, r"need_weights must be a bool"),
+        ({"q": Q}, TypeError,
+         r"q must be a floating-point torch.Tensor of shape \(\.\.\., T_q, d_k\); got ndarray"),
+        ({"dropout_p": 1.0}, ValueError, r"dropout_p must be a number in \[0, 1\); got 1.0"),
+        ({"dropout_p": -0.1}, ValueError, r"dropout_p must be a number in \[0, 1\); got -0.1"),
+        ({"dropout_p": "0.1"}, TypeError, r"dropout_p must be a number in \[0, 1\); got str '0.1'"),
+        ({"need_weights": 1}, TypeError, r"need_weights must be a bool; got int"),
     ]
     return cases
 
@@ -330,14 +374,16 @@ def test_torch_attention_bad_input(override, error, pattern):
 
 @pytest.mark.parametrize("fn", [softmax, naive_softmax])
 @pytest.mark.parametrize(("x", "axis", "error", "pattern"), [
-    ([1.0, 2.0], -1, TypeError, r"x must be a NumPy array .*list"),
-    (torch.zeros(3), -1, TypeError, r"x must be a NumPy array .*Tensor"),
-    (np.float64(1.0), -1, TypeError, r"x must be a NumPy array"),
+    ([1.0, 2.0], -1, TypeError,
+     r"x must be a floating-point NumPy array of shape \(\.\.\., n\); got list"),
+    (torch.zeros(3), -1, TypeError, r"x must be a floating-point NumPy array .*; got Tensor"),
+    (np.float64(1.0), -1, TypeError, r"x must be a floating-point NumPy array .*; got float64"),
     (np.array(1.0), -1, ValueError, r"x must have at least 1 dimensions.*got 0"),
     (np.array([1, 2]), -1, TypeError, r"x must have a floating-point dtype; got int64"),
-    (np.zeros((2, 3)), 2, ValueError, r"axis must lie in \[-2, 1\] for x of shape \(2, 3\); got 2"),
-    (np.zeros((2, 3)), 1.0, TypeError, r"axis must be an int"),
-    (np.zeros((2, 0)), -1, ValueError, r"x must have at least one entry along axis -1.*\(2, 0\)"),
+    (np.zeros((2, 3)), 2, ValueError, r"axis must be an int in \[-2, 1\]; got 2"),
+    (np.zeros((2, 3)), 1.0, TypeError, r"axis must be an int in \[-2, 1\]; got float 1.0"),
+    (np.zeros((2, 0)), -1, ValueError,
+     r"x must have a positive size in every dimension, shape \(\.\.\., n\); got shape \(2, 0\)"),
 ])
 def test_softmax_bad_input(fn, x, axis, error, pattern):
     with pytest.raises(error, match=pattern):

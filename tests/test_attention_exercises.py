@@ -1,4 +1,5 @@
-"""Tests for transformer_course.attention_exercises: correct answers pass, wrong ones fail."""
+"""Tests for the chapter 2 checks in transformer_course.exercises: correct answers pass, wrong
+ones fail."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from transformer_course.core.attention import (
     scaled_dot_product_attention_numpy,
     softmax,
 )
-from transformer_course.exercises import check_attention, check_local_causal_mask, check_softmax
+from transformer_course.exercises import (
+    Passed,
+    check_attention,
+    check_local_causal_mask,
+    check_softmax,
+)
 
 
 def _attention_with(softmax_fn, scale=True, use_mask=True):
@@ -28,13 +34,23 @@ def _attention_with(softmax_fn, scale=True, use_mask=True):
 
 
 def test_reference_answers_pass():
-    assert check_softmax(softmax) == 6
+    # The package's own functions agree with themselves exactly.
+    assert check_softmax(softmax) == Passed(cases=6, largest_difference=0.0)
     assert check_attention(lambda q, k, v, mask=None:
-                           scaled_dot_product_attention_numpy(q, k, v, mask)[0]) == 7
-    assert check_attention(_attention_with(softmax)) == 7
+                           scaled_dot_product_attention_numpy(q, k, v, mask)[0]) == \
+        Passed(cases=7, largest_difference=0.0)
+    written = check_attention(_attention_with(softmax))
+    assert isinstance(written, Passed) and written.cases == 7
+    assert 0.0 <= written.largest_difference <= 1e-10
     assert check_local_causal_mask(
         lambda T, w: torch.ones(T, T, dtype=torch.bool).tril() &
-        torch.ones(T, T, dtype=torch.bool).triu(-(w - 1))) == 6
+        torch.ones(T, T, dtype=torch.bool).triu(-(w - 1))) == \
+        Passed(cases=6, largest_difference=0.0)
+
+
+def test_passed_reads_as_a_summary():
+    assert repr(Passed(cases=7, largest_difference=3.5e-16)) == \
+        "passed 7 cases; largest difference 3.5e-16"
 
 
 @pytest.mark.parametrize(("fn", "pattern"), [
@@ -43,7 +59,8 @@ def test_reference_answers_pass():
      .sum(-1, keepdims=True), r"case 'a row of only -inf \(must give zeros\)'"),
     (lambda x: softmax(x, axis=0), r"case 'random logits': largest difference"),
     (lambda x: softmax(x)[..., :-1], r"expected shape"),
-    (lambda x: softmax(x).tolist(), r"expected a NumPy array"),
+    (lambda x: softmax(x).tolist(),
+     r"case 'random logits': expected an array of shape \(3, 5\); got list"),
 ])
 def test_wrong_softmax_fails(fn, pattern):
     with pytest.raises(AssertionError, match=pattern):

@@ -110,7 +110,8 @@ def test_bad_input():
         make_batch(torch.ones(2, 3, dtype=torch.long), torch.ones(2, 3, 1, dtype=torch.long))
     with pytest.raises(TypeError, match="batch"):
         trim_batch({"src": 1})
-    with pytest.raises(ValueError, match="src"):
+    with pytest.raises(ValueError, match=r"src must have 2 dimensions, shape \(B, S\); got 1 "
+                                         r"dimensions, shape \(2,\)"):
         wrap_sources(torch.tensor([3, 4]))
     g = torch.Generator()
     with pytest.raises(ValueError, match="batch_size"):
@@ -121,5 +122,5 @@ def test_bad_input():
         task_batches(TaskConfig(), 4, 7)
     with pytest.raises(ValueError, match="exclude"):
         task_batches(TaskConfig(), 4, g, exclude=torch.zeros(1, 1, dtype=torch.long))
-    with pytest.raises(ValueError, match="length_power"):
-        task_batches(TaskConfig(), 4, g, length_power=-0.5)
+    with pytest.raises(ValueError, match=r"length_power must be a finite number >= 0; got -0.5"):
+        task_batches(TaskConfig(length_power=-0.5), 4, g)  # the task carries length_power now

@@ -146,7 +146,8 @@ def test_bad_input():
         beam_search(model, src, 5, BOS, EOS, beam_size=0)
     with pytest.raises(ValueError, match="alpha"):
         beam_search(model, src, 5, BOS, EOS, alpha=-0.5)
-    with pytest.raises(ValueError, match="step output"):
+    with pytest.raises(ValueError, match=r"the step function's output must have shape \(N=2, V\); "
+                                         r"got shape \(1, 5\) \(N does not match\)"):
         greedy_decode(lambda p, i: torch.zeros(1, V), src, 5, BOS, EOS)
     with pytest.raises(TypeError, match="model"):
         model_step_function(TRAP, src)

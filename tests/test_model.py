@@ -21,10 +21,12 @@ from transformer_course.core.model import (
     Embeddings,
     EncoderLayer,
     PositionwiseFeedForward,
+    Residual,
     Transformer,
     TransformerConfig,
     count_parameters,
 )
+from transformer_course.core.multihead import MultiHeadAttention
 
 SMALL = dict(d_model=16, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=24,
              max_len=12)
@@ -87,10 +89,17 @@ def test_config_rejects_non_bool_switches(field):
         TransformerConfig(10, 10, **{field: 1})
 
 
-@pytest.mark.parametrize("eps", [0.0, -1e-5, 2.0, "1e-5"])
+@pytest.mark.parametrize("eps", [0.0, -1e-5, 2.0, float("nan")])
 def test_config_rejects_bad_layer_norm_eps(eps):
-    with pytest.raises(ValueError, match="layer_norm_eps"):
+    with pytest.raises(ValueError, match=r"layer_norm_eps must be a finite number in \(0, 1\); "
+                                         rf"got {eps}"):
         TransformerConfig(10, 10, layer_norm_eps=eps)
+
+
+def test_config_rejects_non_number_layer_norm_eps():
+    with pytest.raises(TypeError, match=r"layer_norm_eps must be a finite number in \(0, 1\); "
+                                        r"got str '1e-5'"):
+        TransformerConfig(10, 10, layer_norm_eps="1e-5")
 
 
 def test_config_is_frozen_and_final_norm_defaults_to_norm_first():
@@ -112,9 +121,27 @@ def test_model_rejects_non_config():
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_final_norm_present_exactly_when_configured(norm_first):
     model = small(norm_first=norm_first)
-    assert (model.encoder.norm is not None) == norm_first
-    assert (model.decoder.norm is not None) == norm_first
-    assert all(layer.norm_first == norm_first for layer in model.encoder.layers)
+    final_norms = [m for m in (model.encoder_norm, model.decoder_norm)
+                   if isinstance(m, torch.nn.LayerNorm)]
+    assert len(final_norms) == (2 if norm_first else 0)
+    assert len(model.encoder) == len(model.decoder) == 2
+    assert all(isinstance(layer, EncoderLayer) for layer in model.encoder)
+    assert all(isinstance(layer, DecoderLayer) for layer in model.decoder)
+    residuals = [r for layer in (*model.encoder, *model.decoder) for r in layer.sublayers]
+    assert len(residuals) == 2 * 2 + 2 * 3 and all(isinstance(r, Residual) for r in residuals)
+    assert all(r.norm_first == norm_first for r in residuals)
+    layer_norms = sum(isinstance(m, torch.nn.LayerNorm) for m in model.modules())
+    assert layer_norms == len(residuals) + len(final_norms)
+    # The stacks' outputs: the last layer's, through the final LayerNorm exactly when there is one.
+    src = torch.randint(1, 23, (2, 5))
+    x = model.src_embed(src)
+    for layer in model.encoder:
+        x = layer(x)
+    expected = final_norms[0](x) if norm_first else x
+    torch.testing.assert_close(model.encode(src), expected, rtol=0, atol=0)
+    switched = small(norm_first=norm_first, final_norm=not norm_first)  # the switch overrides
+    assert isinstance(switched.encoder_norm, torch.nn.LayerNorm) == (not norm_first)
+    assert isinstance(switched.decoder_norm, torch.nn.LayerNorm) == (not norm_first)
 
 
 def test_shared_weights_are_one_tensor_and_stay_shared_after_a_step():
@@ -152,10 +179,10 @@ def test_embeddings_are_scaled_by_sqrt_d_model():
 
 def test_xavier_init_bounds_and_zero_biases():
     model = small()
-    w = model.encoder.layers[0].feed_forward.linear1.weight  # (d_ff, d_model)
+    w = model.encoder[0].feed_forward.linear1.weight  # (d_ff, d_model)
     bound = math.sqrt(6 / (16 + 24))
     assert w.abs().max() <= bound and w.abs().max() > 0.8 * bound
-    assert torch.count_nonzero(model.encoder.layers[0].self_attn.w_q.bias) == 0
+    assert torch.count_nonzero(model.encoder[0].self_attn.w_q.bias) == 0
 
 
 # ---------------------------------------------------------------------------- parameter count
@@ -187,7 +214,7 @@ def test_count_equals_hand_formula(vocabs, shared, norm_first, positional):
 def test_count_skips_frozen_parameters_and_rejects_non_modules():
     model = small()
     before = count_parameters(model)
-    model.encoder.layers[0].norm1.weight.requires_grad_(False)
+    model.encoder[0].sublayers[0].norm.weight.requires_grad_(False)
     assert count_parameters(model) == before - 16
     with pytest.raises(TypeError, match="model"):
         count_parameters("a model")
@@ -216,7 +243,7 @@ def test_decoder_output_at_t_ignores_later_target_tokens(t, seed):
     memory = model.encode(src)
     a, b = model.decode(tgt, memory), model.decode(changed, memory)  # default mask: causal
     torch.testing.assert_close(a[:, : t + 1], b[:, : t + 1], rtol=0, atol=1e-12)
-    explicit = model.decode(tgt, memory, tgt_mask=causal_mask(7))
+    explicit = model.decode(tgt, memory, tgt_mask=causal_mask(7)[None])  # (1, T, T)
     torch.testing.assert_close(a, explicit, rtol=0, atol=0)
 
 
@@ -226,7 +253,7 @@ def test_decoder_without_causal_mask_does_see_the_future():
     changed = tgt.clone()
     changed[0, -1] = (tgt[0, -1] % 28) + 1
     memory = model.encode(src)
-    everything = torch.ones(6, 6, dtype=torch.bool)
+    everything = torch.ones(1, 6, 6, dtype=torch.bool)
     a, b = model.decode(tgt, memory, tgt_mask=everything), model.decode(changed, memory,
                                                                         tgt_mask=everything)
     assert (a[0, 0] - b[0, 0]).abs().max() > 1e-6
@@ -280,11 +307,24 @@ def test_attention_maps_shapes_rows_and_masks():
 
 
 def test_attention_maps_path_gives_the_same_output_as_forward():
+    # attention_maps records the weights with hooks that switch every attention to the explicit
+    # path (need_weights=True); the model's output on that pass must equal a plain forward's,
+    # and the hooks must be gone afterwards.
     model = small()
-    src = torch.randint(1, 23, (2, 5))
-    weights: list[torch.Tensor] = []
-    memory = model._encode(src, None, weights)
-    torch.testing.assert_close(memory, model.encode(src), rtol=0, atol=1e-12)
+    src, tgt = torch.randint(1, 23, (2, 5)), torch.randint(1, 29, (2, 4))
+    seen: list[torch.Tensor] = []
+    handle = model.register_forward_hook(lambda _module, _args, output: seen.append(output))
+    try:
+        maps = model.attention_maps(src, tgt)
+    finally:
+        handle.remove()
+    assert len(seen) == 1 and len(maps["encoder"]) == 2
+    torch.testing.assert_close(seen[0], model(src, tgt), rtol=0, atol=1e-12)
+    attention = [m for m in model.modules() if isinstance(m, MultiHeadAttention)]
+    assert len(attention) == 2 + 2 * 2
+    assert all(not m._forward_hooks and not m._forward_pre_hooks for m in attention)
+    _, first = model.encoder[0].self_attn(*[model.src_embed(src)] * 3, need_weights=True)
+    torch.testing.assert_close(maps["encoder"][0], first, rtol=0, atol=0)
 
 
 def test_dropout_active_in_training_only():
@@ -307,7 +347,8 @@ def test_every_parameter_gets_a_gradient():
 def test_unscaled_attention_switch_changes_the_output():
     src, tgt = torch.randint(1, 23, (2, 5)), torch.randint(1, 29, (2, 4))
     a, b = small(), small(scaled_attention=False)  # same seed, same weights
-    assert a.encoder.layers[0].self_attn.scaled and not b.encoder.layers[0].self_attn.scaled
+    assert a.encoder[0].self_attn.scale == 1 / math.sqrt(16 // 4)
+    assert b.encoder[0].self_attn.scale == 1.0
     assert (a(src, tgt) - b(src, tgt)).abs().max() > 1e-6
 
 
@@ -331,10 +372,12 @@ def test_target_ids_outside_vocabulary():
 
 def test_sequences_longer_than_max_len():
     model = small()
-    with pytest.raises(ValueError, match="src has length 13, more than max_len=12"):
+    with pytest.raises(ValueError, match=r"src must be at most max_len=12 tokens long, shape "
+                                         r"\(B=1, S=13\); got shape \(1, 13\)"):
         model.encode(torch.ones(1, 13, dtype=torch.long))
     memory = model.encode(torch.ones(1, 3, dtype=torch.long))
-    with pytest.raises(ValueError, match="tgt has length 13"):
+    with pytest.raises(ValueError, match=r"tgt must be at most max_len=12 tokens long, shape "
+                                         r"\(B=1, T=13\); got shape \(1, 13\)"):
         model.decode(torch.ones(1, 13, dtype=torch.long), memory)
 
 
@@ -345,22 +388,86 @@ def test_source_of_wrong_kind_shape_or_dtype(src):
         small().encode(src)
 
 
+SRC_MASK_3D = (r"src_mask must have 3 dimensions \(B=2, S=5, S=5\), each of size 1 or the full "
+               r"size \(\(B, 1, S\) for padding\); got shape ")
+
+
 def test_masks_of_wrong_shape_or_dtype():
     model = small()
     src, tgt = torch.randint(1, 23, (2, 5)), torch.randint(1, 29, (2, 4))
-    with pytest.raises(ValueError, match="src_mask"):
+    with pytest.raises(ValueError, match=SRC_MASK_3D + r"\(2, 1, 4\)$"):
         model.encode(src, torch.ones(2, 1, 4, dtype=torch.bool))
-    with pytest.raises(ValueError, match="src_mask"):
+    with pytest.raises(ValueError, match=SRC_MASK_3D + r"\(2, 1, 1, 5\)$"):
         model.encode(src, torch.ones(2, 1, 1, 5, dtype=torch.bool))
-    with pytest.raises(TypeError, match="src_mask"):
+    with pytest.raises(TypeError, match=r"src_mask must be boolean \(True = may attend\); got "
+                                        r"dtype torch.float32"):
         model.encode(src, torch.ones(2, 1, 5))
     memory = model.encode(src)
-    with pytest.raises(ValueError, match="tgt_mask"):
+    with pytest.raises(ValueError, match=r"tgt_mask must have 3 dimensions \(B=2, T=4, T=4\), .*"
+                                         r"got shape \(5, 5\)"):
         model.decode(tgt, memory, tgt_mask=torch.ones(5, 5, dtype=torch.bool))
-    with pytest.raises(ValueError, match="tgt_mask"):
+    with pytest.raises(ValueError, match=r"tgt_mask must have 3 dimensions \(B=2, T=4, T=4\), .*"
+                                         r"\(\(1, T, T\) causal, or \(B, T, T\)\); got shape "
+                                         r"\(3, 4, 4\)$"):
         model.decode(tgt, memory, tgt_mask=torch.ones(3, 4, 4, dtype=torch.bool))
-    with pytest.raises(ValueError, match="src_mask"):
+    with pytest.raises(ValueError, match=r"src_mask must have 3 dimensions \(B=2, T=4, S=5\), .*"
+                                         r"got shape \(2, 1, 4\)$"):
         model.decode(tgt, memory, src_mask=torch.ones(2, 1, 4, dtype=torch.bool))
+
+
+AMBIGUOUS = r"a mask with fewer dimensions is ambiguous: \(B, T_k\) or \(T_q, T_k\)\?"
+
+
+def test_two_dimensional_masks_are_refused_everywhere():
+    # A 2-D mask could mean (B, S) padding or (T_q, T_k); the model refuses to guess.
+    model = small()
+    src, tgt = torch.randint(1, 23, (2, 5)), torch.randint(1, 29, (2, 4))
+    memory = model.encode(src)
+    padding = torch.ones(2, 5, dtype=torch.bool)  # (B, S)
+    with pytest.raises(ValueError, match=SRC_MASK_3D + r"\(2, 5\); " + AMBIGUOUS):
+        model.encode(src, padding)
+    with pytest.raises(ValueError, match=r"src_mask must have 3 dimensions \(B=2, T=4, S=5\).*"
+                                         r"got shape \(2, 5\); " + AMBIGUOUS):
+        model.decode(tgt, memory, src_mask=padding)
+    with pytest.raises(ValueError, match=SRC_MASK_3D + r"\(2, 5\); " + AMBIGUOUS):
+        model(src, tgt, padding)
+    with pytest.raises(ValueError, match=r"tgt_mask must have 3 dimensions \(B=2, T=4, T=4\).*"
+                                         r"got shape \(4, 4\); " + AMBIGUOUS):
+        model.decode(tgt, memory, tgt_mask=causal_mask(4))  # pass causal_mask(4)[None]
+    with pytest.raises(ValueError, match=r"tgt_mask must have 3 dimensions.*" + AMBIGUOUS):
+        model(src, tgt, tgt_mask=causal_mask(4))
+    with pytest.raises(ValueError, match=r"tgt_mask must have 3 dimensions.*" + AMBIGUOUS):
+        model.attention_maps(src, tgt, tgt_mask=causal_mask(4))
+
+
+def test_square_padding_mask_with_batch_equal_to_length_is_refused_not_misread():
+    # B == S == 5: a (B, S) padding mask has the shape of an (S, S) attention mask, which the
+    # first edition broadcast as one and so applied row b of the padding to query b of every
+    # sequence. Now it is refused, and the 3-D form (B, 1, S) gives the padding's meaning.
+    model = small()
+    g = torch.Generator().manual_seed(1)
+    src = torch.randint(1, 23, (5, 5), generator=g)
+    for b in range(5):
+        src[b, 5 - b:] = 0  # row b has 5 - b real tokens
+    src[4, 1] = 3  # every row keeps at least one
+    padding = src != 0  # (B, S) = (5, 5)
+    with pytest.raises(ValueError, match=r"src_mask must have 3 dimensions \(B=5, S=5, S=5\).*"
+                                         r"got shape \(5, 5\); " + AMBIGUOUS):
+        model.encode(src, padding)
+    tgt = torch.randint(1, 29, (5, 4), generator=g)
+    with pytest.raises(ValueError, match="ambiguous"):
+        model(src, tgt, padding)
+    right = model.encode(src, padding[:, None])  # (B, 1, S)
+    torch.testing.assert_close(right, model.encode(src, padding_mask_from_tokens(src, 0)),
+                               rtol=0, atol=0)
+    misread = model.encode(src, padding[None])  # (1, S, S): the old, wrong reading
+    assert (right - misread).abs().max() > 1e-6
+    for b in range(5):  # the right reading: real positions ignore the padded content
+        other = src.clone()
+        other[b, padding[b].logical_not()] = 7
+        changed = model.encode(other, padding[:, None])
+        n = int(padding[b].sum())
+        torch.testing.assert_close(changed[b, :n], right[b, :n], rtol=0, atol=1e-12)
 
 
 def test_memory_and_hidden_of_wrong_shape():
@@ -379,19 +486,27 @@ def test_memory_and_hidden_of_wrong_shape():
 
 
 def test_building_blocks_reject_bad_sizes_and_inputs():
-    with pytest.raises(ValueError, match="d_ff"):
+    with pytest.raises(ValueError, match=r"d_ff must be a positive int; got 0"):
         PositionwiseFeedForward(16, 0)
-    with pytest.raises(ValueError, match="dropout"):
+    with pytest.raises(ValueError, match=r"dropout must be a number in \[0, 1\); got 1.0"):
         EncoderLayer(16, 4, 32, dropout=1.0)
-    with pytest.raises(ValueError, match="d_model must be divisible"):
+    with pytest.raises(ValueError, match=r"dropout must be a number in \[0, 1\); got 1.0"):
+        DecoderLayer(16, 4, 32, dropout=1.0)
+    with pytest.raises(ValueError, match=r"d_model must be divisible by num_heads; got "
+                                         r"d_model=16, num_heads=3"):
         DecoderLayer(16, 3, 32, dropout=0.0)
-    with pytest.raises(ValueError, match="positional"):
+    with pytest.raises(ValueError, match=r"positional must be one of .*; got 'rotary'"):
         Embeddings(10, 16, 8, "rotary", 0.0)
-    with pytest.raises(ValueError, match="x must have shape"):
+    # The layers inside the model trust their caller (the Transformer checks what enters it);
+    # a wrong input still fails loudly, in the attention they call or in PyTorch itself.
+    with pytest.raises(ValueError, match=r"query must have shape \(B, T_q, d_model=16\); got "
+                                         r"shape \(2, 3, 8\)"):
         EncoderLayer(16, 4, 32, dropout=0.0)(torch.zeros(2, 3, 8))
-    with pytest.raises(ValueError, match="memory"):
+    with pytest.raises(ValueError, match=r"key must have 3 dimensions, shape \(B=2, T_k, "
+                                         r"d_model=16\); got 2 dimensions, shape \(2, 5\)"):
         DecoderLayer(16, 4, 32, dropout=0.0)(torch.zeros(2, 3, 16), torch.zeros(2, 5))
-    with pytest.raises(ValueError, match="x must have shape"):
+    with pytest.raises(RuntimeError, match="shapes cannot be multiplied"):
         PositionwiseFeedForward(16, 32)(torch.zeros(2, 3, 4))
-    with pytest.raises(ValueError, match="tokens"):
+    with pytest.raises(ValueError, match=r"tokens must have 2 dimensions, shape \(B, T\); got 1 "
+                                         r"dimensions, shape \(3,\)"):
         Embeddings(10, 16, 8, "none", 0.0)(torch.zeros(3, dtype=torch.long))

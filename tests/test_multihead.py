@@ -11,7 +11,7 @@ from torch import nn
 
 from transformer_course.core.masks import causal_mask
 from transformer_course.core.multihead import MultiHeadAttention
-from transformer_course.exercises import check_multi_head_attention
+from transformer_course.exercises import Passed, check_multi_head_attention
 from transformer_course.experiments.ch3_multi_head_attention.numpy_heads import (
     merge_heads_numpy,
     mha_parameters_numpy,
@@ -96,7 +96,7 @@ def test_matches_torch_outputs_weights_and_gradients(bias: bool, cross: bool, ki
 def test_fused_path_matches_explicit_path() -> None:
     ours, _ = _pair(True)
     x = torch.randn(2, 6, D)
-    mask = causal_mask(6)
+    mask = causal_mask(6)[None]  # (1, T, T): the same causal mask for every sequence
     fast, none = ours(x, x, x, mask=mask, need_weights=False)
     slow, _ = ours(x, x, x, mask=mask, need_weights=True)
     assert none is None
@@ -127,7 +127,8 @@ def test_mask_from_torch_inverts_and_combines() -> None:
     want = torch.tensor([[[True, False, False], [True, False, False]],
                          [[True, False, False], [True, True, False]]])
     assert torch.equal(got, want)
-    assert torch.equal(mask_from_torch(attn_mask=attn), ~attn)
+    assert torch.equal(mask_from_torch(attn_mask=attn), ~attn[None])  # (1, T_q, T_k)
+    assert mask_from_torch(attn_mask=attn).shape == (1, 2, 3)
     assert torch.equal(mask_from_torch(key_padding_mask=key_padding), ~key_padding[:, None, :])
     assert mask_from_torch() is None
 
@@ -176,16 +177,19 @@ def test_numpy_one_head_is_plain_attention() -> None:
 
 
 def test_check_multi_head_attention_accepts_correct_and_rejects_wrong() -> None:
-    assert check_multi_head_attention(lambda *a: multi_head_attention_numpy(*a)[0]) <= 1e-8
+    assert check_multi_head_attention(lambda *a: multi_head_attention_numpy(*a)[0]) == \
+        Passed(cases=4, largest_difference=0.0)
 
     def forgot_output_projection(x_q, x_kv, w_q, w_k, w_v, w_o, h, mask):
         return multi_head_attention_numpy(x_q, x_kv, w_q, w_k, w_v, np.eye(len(w_o)), h, mask)[0]
 
-    with pytest.raises(AssertionError, match="differs"):
+    with pytest.raises(AssertionError, match=r"case 'B=2, T_q=5, T_k=5, d_model=8, num_heads=2, "
+                                             r"mask=False': largest difference from the "
+                                             r"reference is .* \(allowed 1e-08\)"):
         check_multi_head_attention(forgot_output_projection)
-    with pytest.raises(AssertionError, match="shape"):
+    with pytest.raises(AssertionError, match=r"expected shape \(2, 5, 8\); got \(2, 1, 8\)"):
         check_multi_head_attention(lambda x_q, *a: x_q[:, :1])
-    with pytest.raises(TypeError, match="fn"):
+    with pytest.raises(TypeError, match="fn must be callable; got int"):
         check_multi_head_attention(3)
 
 
@@ -212,7 +216,7 @@ def test_rows_sum_to_one_and_masked_weights_are_zero(B, T_q, T_k, h, seed) -> No
 def test_fully_masked_query_gets_zero_weights_and_bias_only_output() -> None:
     module = MultiHeadAttention(8, 2).double()
     x = torch.randn(1, 3, 8).double()
-    mask = torch.tensor([[True, True, True], [False, False, False], [True, False, True]])
+    mask = torch.tensor([[[True, True, True], [False, False, False], [True, False, True]]])
     out, weights = module(x, x, x, mask=mask, need_weights=True)
     assert torch.all(weights[:, :, 1] == 0)
     torch.testing.assert_close(out[0, 1], module.w_o.bias)  # zero heads, then W_o adds its bias
@@ -239,8 +243,8 @@ def test_causal_output_ignores_later_inputs(T, t, seed) -> None:
     x = torch.randn(1, T, 8).double()
     changed = x.clone()
     changed[:, t + 1:] = 100 * torch.randn(1, T - t - 1, 8).double()
-    out, _ = module(x, x, x, mask=causal_mask(T))
-    out_changed, _ = module(changed, changed, changed, mask=causal_mask(T))
+    out, _ = module(x, x, x, mask=causal_mask(T)[None])
+    out_changed, _ = module(changed, changed, changed, mask=causal_mask(T)[None])
     torch.testing.assert_close(out_changed[:, : t + 1], out[:, : t + 1], atol=1e-12, rtol=0)
     assert not torch.allclose(out_changed[:, t + 1:], out[:, t + 1:])
 
@@ -264,24 +268,69 @@ def test_constructor_rejects_bad_sizes(kwargs, error, match) -> None:
 def test_forward_rejects_bad_input() -> None:
     module = MultiHeadAttention(8, 2)
     x = torch.randn(2, 3, 8)
-    with pytest.raises(ValueError, match=r"query must have 3 dimensions.*got 2"):
+    with pytest.raises(ValueError, match=r"query must have 3 dimensions, shape \(B, T_q, "
+                                         r"d_model=8\); got 2 dimensions, shape \(3, 8\)"):
         module(x[0], x, x)
-    with pytest.raises(ValueError, match=r"key must have shape .*d_model=8\); got \(2, 3, 6\)"):
+    with pytest.raises(ValueError, match=r"key must have shape \(B=2, T_k, d_model=8\); got shape "
+                                         r"\(2, 3, 6\) \(d_model does not match\)"):
         module(x, torch.randn(2, 3, 6), x)
-    with pytest.raises(ValueError, match=r"must share B.*\(1, 3, 8\)"):
+    with pytest.raises(ValueError, match=r"key must have shape \(B=1, T_k, d_model=8\); got shape "
+                                         r"\(2, 3, 8\) \(B does not match\)"):
         module(x[:1], x, x)
-    with pytest.raises(ValueError, match="T_k"):
+    with pytest.raises(ValueError, match=r"value must have shape \(B=2, T_k=3, d_model=8\); got "
+                                         r"shape \(2, 4, 8\) \(T_k does not match\)"):
         module(x, x, torch.randn(2, 4, 8))
-    with pytest.raises(TypeError, match="value"):
+    with pytest.raises(TypeError, match=r"value must be a floating-point torch.Tensor of shape "
+                                        r"\(B=2, T_k=3, d_model=8\); got ndarray"):
         module(x, x, x.numpy())
-    with pytest.raises(TypeError, match="floating"):
+    with pytest.raises(TypeError, match=r"query must have a floating-point dtype; got torch.int64"):
         module(x.long(), x, x)
-    with pytest.raises(ValueError, match=r"mask must broadcast to \(B, T_q, T_k\).*\(2, 3, 4\)"):
+    with pytest.raises(ValueError, match=r"mask must have 3 dimensions \(B=2, T_q=3, T_k=3\), each "
+                                         r"of size 1 or the full size .*; got shape \(2, 3, 4\)$"):
         module(x, x, x, mask=torch.ones(2, 3, 4, dtype=torch.bool))
-    with pytest.raises(ValueError, match="mask must have 2 or 3 dimensions"):
+    with pytest.raises(ValueError, match=r"mask must have 3 dimensions .*; got shape \(3,\); a "
+                                         r"mask with fewer dimensions is ambiguous"):
         module(x, x, x, mask=torch.ones(3, dtype=torch.bool))
-    with pytest.raises(TypeError, match="mask must be boolean"):
-        module(x, x, x, mask=torch.ones(3, 3))
+    with pytest.raises(TypeError, match=r"mask must be boolean \(True = may attend\); got dtype "
+                                        r"torch.float32"):
+        module(x, x, x, mask=torch.ones(1, 3, 3))
+
+
+AMBIGUOUS = r"a mask with fewer dimensions is ambiguous: \(B, T_k\) or \(T_q, T_k\)\?"
+
+
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_two_dimensional_mask_is_refused(need_weights: bool) -> None:
+    module = MultiHeadAttention(8, 2)
+    x, memory = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
+    with pytest.raises(ValueError, match=r"mask must have 3 dimensions \(B=2, T_q=3, T_k=5\).*got "
+                                         r"shape \(3, 5\); " + AMBIGUOUS):
+        module(x, memory, memory, mask=torch.ones(3, 5, dtype=torch.bool),
+               need_weights=need_weights)  # a (T_q, T_k) pattern: pass mask[None]
+    with pytest.raises(ValueError, match=r"got shape \(2, 5\); " + AMBIGUOUS):
+        module(x, memory, memory, mask=torch.ones(2, 5, dtype=torch.bool),
+               need_weights=need_weights)  # a (B, T_k) padding mask: pass mask[:, None]
+    with pytest.raises(ValueError, match=r"got shape \(3, 3\); " + AMBIGUOUS):
+        module(x, x, x, mask=causal_mask(3), need_weights=need_weights)
+
+
+def test_padding_mask_with_batch_equal_to_length_is_refused_not_misread() -> None:
+    # B == T_q == T_k == 3: a (B, T_k) padding mask has the shape of a (T_q, T_k) mask. The first
+    # edition broadcast it as (T_q, T_k), so query i used sequence i's padding; now it is refused.
+    torch.manual_seed(0)
+    module = MultiHeadAttention(8, 2).double()
+    x = torch.randn(3, 3, 8, dtype=torch.float64)
+    padding = torch.tensor([[True, True, True], [True, True, False], [True, False, False]])
+    with pytest.raises(ValueError, match=r"mask must have 3 dimensions \(B=3, T_q=3, T_k=3\).*got "
+                                         r"shape \(3, 3\); " + AMBIGUOUS):
+        module(x, x, x, mask=padding)
+    out, weights = module(x, x, x, mask=padding[:, None], need_weights=True)  # (B, 1, T_k)
+    for b in range(3):  # sequence b's padded keys get no weight from any of its queries
+        assert torch.all(weights[b][..., ~padding[b]] == 0)
+        one, _ = module(x[b:b + 1], x[b:b + 1, padding[b]], x[b:b + 1, padding[b]])
+        torch.testing.assert_close(out[b:b + 1], one, atol=1e-12, rtol=0)
+    misread, _ = module(x, x, x, mask=padding[None])  # (1, T_q, T_k): the old reading
+    assert (misread - out).abs().max() > 1e-6
 
 
 def test_load_weights_rejects_mismatches() -> None:
@@ -299,15 +348,17 @@ def test_load_weights_rejects_mismatches() -> None:
 
 
 def test_mask_from_torch_rejects_bad_input() -> None:
-    with pytest.raises(TypeError, match="attn_mask must be boolean"):
+    with pytest.raises(TypeError, match=r"attn_mask must have a boolean dtype; got torch.float32"):
         mask_from_torch(attn_mask=torch.zeros(3, 3))
     with pytest.raises(ValueError, match=r"attn_mask must have 2 dimensions, shape \(T_q, T_k\)"):
         mask_from_torch(attn_mask=torch.zeros(8, 3, 3, dtype=torch.bool))
     with pytest.raises(ValueError, match=r"key_padding_mask must have 2 dimensions.*\(B, T_k\)"):
         mask_from_torch(key_padding_mask=torch.zeros(3, dtype=torch.bool))
-    with pytest.raises(TypeError, match="key_padding_mask must be boolean"):
+    with pytest.raises(TypeError, match=r"key_padding_mask must have a boolean dtype; got "
+                                        r"torch.int64"):
         mask_from_torch(key_padding_mask=torch.zeros(2, 3, dtype=torch.long))
-    with pytest.raises(ValueError, match=r"share T_k.*\(3, 3\) and \(2, 4\)"):
+    with pytest.raises(ValueError, match=r"key_padding_mask must have shape \(B, T_k=3\); got "
+                                         r"shape \(2, 4\) \(T_k does not match\)"):
         mask_from_torch(torch.zeros(3, 3, dtype=torch.bool), torch.zeros(2, 4, dtype=torch.bool))
 
 
@@ -333,23 +384,32 @@ def test_numpy_attention_rejects_bad_input() -> None:
     ws = (w, w, w, w)
     with pytest.raises(ValueError, match=r"x_q must have 3 dimensions"):
         multi_head_attention_numpy(x[0], x, *ws, 2)
-    with pytest.raises(ValueError, match=r"x_kv must have shape \(B=2, T_k, d_model=8\)"):
+    with pytest.raises(ValueError, match=r"x_kv must have shape \(B=2, T_k, d_model=8\); got shape "
+                                         r"\(1, 3, 8\) \(B does not match\)"):
         multi_head_attention_numpy(x, np.zeros((1, 3, 8)), *ws, 2)
-    with pytest.raises(ValueError, match=r"x_kv must have shape .*\(2, 3, 6\)"):
+    with pytest.raises(ValueError, match=r"x_kv must have shape .*; got shape \(2, 3, 6\) "
+                                         r"\(d_model does not match\)"):
         multi_head_attention_numpy(x, np.zeros((2, 3, 6)), *ws, 2)
     with pytest.raises(ValueError, match="divisible"):
         multi_head_attention_numpy(x, x, *ws, 3)
     with pytest.raises(ValueError, match="num_heads"):
         multi_head_attention_numpy(x, x, *ws, 0)
-    with pytest.raises(ValueError, match=r"w_k must have shape \(d_model, d_model\) = \(8, 8\)"):
+    with pytest.raises(ValueError, match=r"w_k must have shape \(d_model=8, d_model=8\); got shape "
+                                         r"\(6, 6\) \(d_model does not match\)"):
         multi_head_attention_numpy(x, x, w, np.eye(6), w, w, 2)
     with pytest.raises(ValueError, match="w_o must have 2 dimensions"):
         multi_head_attention_numpy(x, x, w, w, w, np.zeros(8), 2)
-    with pytest.raises(ValueError, match=r"b_v must have size 8 in dimension 0.*got shape \(4,\)"):
+    with pytest.raises(ValueError, match=r"b_v must have shape \(d_model=8\); got shape \(4,\) "
+                                         r"\(d_model does not match\)"):
         multi_head_attention_numpy(x, x, *ws, 2, b_v=np.zeros(4))
-    with pytest.raises(ValueError, match=r"mask must broadcast to \(B, T_q, T_k\)"):
+    with pytest.raises(ValueError, match=r"mask must have 3 dimensions \(B=2, T_q=3, T_k=3\), each "
+                                         r"of size 1 or the full size; got shape \(2, 3, 4\)$"):
         multi_head_attention_numpy(x, x, *ws, 2, mask=np.ones((2, 3, 4), dtype=bool))
-    with pytest.raises(TypeError, match="mask must be boolean"):
-        multi_head_attention_numpy(x, x, *ws, 2, mask=np.ones((3, 3)))
+    with pytest.raises(ValueError, match=r"mask must have 3 dimensions .*; got shape \(3, 3\); a "
+                                         r"mask with fewer dimensions is ambiguous"):
+        multi_head_attention_numpy(x, x, *ws, 2, mask=np.ones((3, 3), dtype=bool))
+    with pytest.raises(TypeError, match=r"mask must be boolean \(True = may attend\); got dtype "
+                                        r"float64"):
+        multi_head_attention_numpy(x, x, *ws, 2, mask=np.ones((1, 3, 3)))
     with pytest.raises(TypeError, match="x_q must have a floating-point dtype"):
         multi_head_attention_numpy(x.astype(int), x, *ws, 2)

@@ -40,14 +40,14 @@ def test_profile_matches_a_direct_computation(norm_first):
     model, src, tgt = rebuild(norm_first, SMALL)
     # Outputs: run the encoder layer by layer by hand.
     x = model.src_embed(src)
-    for i, layer in enumerate(model.encoder.layers, start=1):
+    for i, layer in enumerate(model.encoder, start=1):
         x = layer(x)
         rms = x.pow(2).mean().sqrt().item()
         assert profile.loc[("encoder", i), "hidden RMS"] == pytest.approx(rms, rel=1e-6)
     # Gradients: autograd.grad on each decoder layer's parameters.
     logits = model(src, tgt[:, :-1])
     loss = F.cross_entropy(logits.flatten(0, 1), tgt[:, 1:].flatten())
-    layers = list(model.decoder.layers)
+    layers = list(model.decoder)
     grads = torch.autograd.grad(loss, [p for layer in layers for p in layer.parameters()])
     start = 0
     for i, layer in enumerate(layers, start=1):

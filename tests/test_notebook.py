@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import os
 import random
 import subprocess
@@ -76,11 +77,24 @@ def _figure(seed: int = 0) -> matplotlib.figure.Figure:
 ])
 def test_glue_number_glues_a_plain_python_number(value: Any, expected: float,
                                                  published: list[dict[str, Any]]) -> None:
-    result = glue_number("ch0-number", value)
-    assert result == expected and type(result) is type(expected)
+    assert glue_number("ch0-number", value) is None  # it glues; it no longer returns the number
+    plain = plain_number(value)  # what glue_number glues
+    assert plain == expected and type(plain) is type(expected)
     (call,) = published
     assert call["metadata"]["scrapbook"] == {"name": "ch0-number", "mime_prefix": GLUE_PREFIX}
     assert call["data"] == {GLUE_PREFIX + "text/plain": repr(expected)}  # no "np.float64(...)"
+
+
+@pytest.mark.parametrize("value", [
+    float("nan"), float("inf"), -math.inf, np.float64("nan"), np.float32("inf"),
+    torch.tensor(float("nan")), torch.tensor([-math.inf]),
+])
+def test_glue_number_refuses_nan_and_infinity(value: Any,
+                                               published: list[dict[str, Any]]) -> None:
+    with pytest.raises(ValueError, match=r"^value must be a finite number to be glued under "
+                                         r"'ch0-number'; got -?(nan|inf)$"):
+        glue_number("ch0-number", value)
+    assert not published  # a page must never quote NaN or inf as a result
 
 
 @pytest.mark.parametrize(("value", "error"), [

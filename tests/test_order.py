@@ -39,7 +39,7 @@ def test_positions_or_a_causal_mask_break_equivariance():
     x = torch.randn(1, 6, 16, dtype=torch.float64)
     perm = [5, 4, 3, 2, 1, 0]
     assert permutation_gap(lambda z: mha(encode(z), encode(z), encode(z))[0], x, perm) > 1e-3
-    mask = causal_mask(6)
+    mask = causal_mask(6)[None]  # (1, T, T)
     assert permutation_gap(lambda z: mha(z, z, z, mask)[0], x, perm) > 1e-3
 
 

@@ -27,7 +27,7 @@ def _arrows(ax) -> int:
 
 def test_information_flow():
     n = 5
-    fig = why_attention.information_flow(n)
+    fig = why_attention.plot_information_flow(n)
     assert isinstance(fig, Figure) and len(fig.axes) == 2
     rnn_ax, att_ax = fig.axes
     assert rnn_ax.get_title().startswith("Recurrent layer")
@@ -39,9 +39,9 @@ def test_information_flow():
 
 def test_information_flow_bad_inputs():
     with pytest.raises(ValueError, match="n must be at least 2"):
-        why_attention.information_flow(1)
+        why_attention.plot_information_flow(1)
     with pytest.raises(TypeError, match="n must be a positive int"):
-        why_attention.information_flow(4.0)
+        why_attention.plot_information_flow(4.0)
 
 
 def _times() -> pd.DataFrame:
@@ -51,7 +51,7 @@ def _times() -> pd.DataFrame:
 
 
 def test_forward_times():
-    fig = why_attention.forward_times(_times())
+    fig = why_attention.plot_forward_times(_times())
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert "sequence length" in ax.get_xlabel() and "ms" in ax.get_ylabel()
@@ -61,16 +61,16 @@ def test_forward_times():
 
 def test_forward_times_bad_inputs():
     with pytest.raises(TypeError, match="times must be a pandas DataFrame"):
-        why_attention.forward_times({"length": [1]})
+        why_attention.plot_forward_times({"length": [1]})
     with pytest.raises(ValueError, match="missing"):
-        why_attention.forward_times(_times().drop(columns="max_s"))
+        why_attention.plot_forward_times(_times().drop(columns="max_s"))
 
 
 def test_gradient_decay():
     distances = np.arange(6)
     result = GradientDecay(distances, np.tile(0.5 ** distances, (3, 1)),
                            np.full((3, 6), 0.1))
-    fig = why_attention.gradient_decay(result)
+    fig = why_attention.plot_gradient_decay(result)
     ax = fig.axes[0]
     assert ax.get_yscale() == "log"
     assert "distance" in ax.get_xlabel() and "3 seeds" in ax.get_title()
@@ -82,13 +82,13 @@ def test_gradient_decay():
 
 def test_gradient_decay_bad_input():
     with pytest.raises(TypeError, match="result must be a GradientDecay"):
-        why_attention.gradient_decay(np.ones((2, 3)))
+        why_attention.plot_gradient_decay(np.ones((2, 3)))
 
 
 def test_flops_by_length():
     flops = pd.DataFrame([{"length": n, "layer": layer, "flops": n ** p}
                           for n in (8, 16, 32) for layer, p in (("x", 1), ("y", 2))])
-    fig = why_attention.flops_by_length(flops, d=16)
+    fig = why_attention.plot_flops_by_length(flops, d=16)
     ax = fig.axes[0]
     assert ax.get_xscale() == "log" and ax.get_yscale() == "log"
     assert "FLOPs" in ax.get_ylabel() and "d = 16" in ax.get_title()
@@ -99,6 +99,6 @@ def test_flops_by_length():
 def test_flops_by_length_bad_inputs():
     flops = pd.DataFrame({"length": [8], "layer": ["x"], "flops": [8]})
     with pytest.raises(ValueError, match="d must be a positive int"):
-        why_attention.flops_by_length(flops, d=0)
+        why_attention.plot_flops_by_length(flops, d=0)
     with pytest.raises(ValueError, match="missing"):
-        why_attention.flops_by_length(flops.drop(columns="flops"), d=8)
+        why_attention.plot_flops_by_length(flops.drop(columns="flops"), d=8)

@@ -13,13 +13,12 @@ from hypothesis import strategies as st
 from transformer_course.core.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
-    check_base,
     sinusoidal_encoding,
     sinusoidal_encoding_numpy,
     sinusoidal_frequencies,
     sinusoidal_wavelengths,
 )
-from transformer_course.exercises import check_sinusoidal_encoding
+from transformer_course.exercises import Passed, check_sinusoidal_encoding
 
 
 def test_numpy_and_torch_agree():
@@ -96,8 +95,14 @@ def test_sinusoidal_module_adds_exactly_the_encoding():
     x64 = torch.randn(2, 40, 16, dtype=torch.float64)
     out = module(x64)
     assert out.dtype == torch.float64
-    expected = x64 + sinusoidal_encoding(40, 16).double()
+    # A float64 model gets the encoding to float64 rounding, not a float32 table cast up.
+    expected = x64 + sinusoidal_encoding(40, 16, dtype=torch.float64)
     assert torch.equal(out, expected)
+    added = module(torch.zeros(1, 40, 16, dtype=torch.float64))[0]
+    np.testing.assert_allclose(added.numpy(), sinusoidal_encoding_numpy(40, 16), atol=1e-15,
+                               rtol=0)
+    float32_table = sinusoidal_encoding(40, 16).double().numpy()
+    assert np.abs(float32_table - sinusoidal_encoding_numpy(40, 16)).max() > 1e-9
     assert list(module.parameters()) == []
     assert "encoding" not in module.state_dict()
 
@@ -123,11 +128,13 @@ def test_modules_reject_bad_inputs(module_cls):
         module(torch.zeros(1, 11, 8))
     with pytest.raises(ValueError, match=r"x must have 3 dimensions.*got 2 dimensions"):
         module(torch.zeros(5, 8))
-    with pytest.raises(ValueError, match=r"x must have shape \(B, T, d_model=8\); got \(1, 5, 7\)"):
+    with pytest.raises(ValueError, match=r"x must have shape \(B, T, d_model=8\); got shape "
+                                         r"\(1, 5, 7\) \(d_model does not match\)"):
         module(torch.zeros(1, 5, 7))
     with pytest.raises(TypeError, match="x must have a floating-point dtype"):
         module(torch.zeros(1, 5, 8, dtype=torch.long))
-    with pytest.raises(TypeError, match="x must be a torch.Tensor"):
+    with pytest.raises(TypeError, match=r"x must be a floating-point torch.Tensor of shape "
+                                        r"\(B, T, d_model=8\); got ndarray"):
         module(np.zeros((1, 5, 8)))
 
 
@@ -167,15 +174,21 @@ def test_other_functions_reject_bad_arguments():
         sinusoidal_encoding(4, 8, dtype=np.float32)
     with pytest.raises(ValueError, match="d_model"):
         sinusoidal_frequencies(-2)
-    with pytest.raises(ValueError, match="base"):
+    with pytest.raises(ValueError, match=r"base must be a finite number greater than 1; got -1.0"):
         sinusoidal_wavelengths(8, base=-1.0)
-    with pytest.raises(TypeError, match="base"):
-        check_base(None)
+    with pytest.raises(ValueError, match=r"base must be a finite number greater than 1; got 1.0"):
+        sinusoidal_encoding_numpy(3, 8, base=1.0)
+    with pytest.raises(TypeError, match=r"base must be a finite number greater than 1; got "
+                                        r"NoneType None"):
+        sinusoidal_frequencies(8, base=None)  # the check the removed check_base made
 
 
 def test_check_sinusoidal_encoding_accepts_correct_and_rejects_wrong():
-    check_sinusoidal_encoding(sinusoidal_encoding_numpy)
-    check_sinusoidal_encoding(sinusoidal_encoding)
+    assert check_sinusoidal_encoding(sinusoidal_encoding_numpy) == \
+        Passed(cases=4, largest_difference=0.0)
+    float32 = check_sinusoidal_encoding(sinusoidal_encoding)  # float32: rounding, within 1e-5
+    assert isinstance(float32, Passed) and float32.cases == 4
+    assert 0.0 < float32.largest_difference <= 1e-5
 
     def swapped(num_positions: int, d_model: int) -> np.ndarray:
         return sinusoidal_encoding_numpy(num_positions, d_model)[:, ::-1]

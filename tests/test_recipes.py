@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 
@@ -20,6 +22,19 @@ def test_seed_notebook_recipe_is_the_stated_one():
     assert not training.stop_early
 
 
+def test_recipe_tasks_carry_their_length_power():
+    # The fast recipe trains on lengths drawn with P(n) ~ n^2; the seed notebook drew uniformly.
+    for task in (recipes.COPY_TASK, recipes.REVERSE_TASK, recipes.SORT_TASK):
+        assert task.length_power == recipes.FAST_LENGTH_POWER == 2.0
+        seed_task = recipes.seed_notebook_task(task)
+        assert seed_task.length_power == 0.0
+        assert dataclasses.replace(seed_task, length_power=2.0) == task  # nothing else changes
+    uniform = [a for a in recipes.RECIPE_DEPARTURES if a.task_changes]
+    assert [a.task_changes for a in uniform] == [{"length_power": 0.0}]
+    with pytest.raises(TypeError, match="task must be a TaskConfig; got str"):
+        recipes.seed_notebook_task("copy")  # type: ignore[arg-type]
+
+
 def test_fast_recipe_is_smaller_than_the_seed_recipe():
     for task in (recipes.COPY_TASK, recipes.REVERSE_TASK):
         fast = count_parameters(Transformer(recipes.small_model(task)))
@@ -31,6 +46,7 @@ def test_fast_recipe_is_smaller_than_the_seed_recipe():
 def test_fast_recipe_learns_to_copy_every_held_out_sequence():
     # The recipe chapter 6 and `make bench` time: seed 0 must get all 1,000 held-out copies right
     # (teacher-forced, then by greedy decoding) well inside its budget of steps.
+    from transformer_course.core.batching import make_batch
     from transformer_course.core.training import evaluate_decoding
     from transformer_course.experiments.ch6_training.task_training import train_on_task
 
@@ -38,7 +54,7 @@ def test_fast_recipe_learns_to_copy_every_held_out_sequence():
     held_out = recipes.held_out_set(task)
     model, result = train_on_task(task, recipes.small_model(task), recipe, held_out)
     assert result.reached_step is not None and result.reached_step <= recipe.steps // 4, result
-    metrics, _ = evaluate_decoding(model, held_out)
+    metrics, _ = evaluate_decoding(model, make_batch(held_out.src, held_out.tgt))
     assert metrics.sequence_accuracy == 1.0
 
 

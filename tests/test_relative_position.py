@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transformer_course.core.positional import sinusoidal_encoding_numpy
-from transformer_course.exercises import check_relative_position_map
+from transformer_course.exercises import Passed, check_relative_position_map
 from transformer_course.experiments.ch4_positional_encoding.relative_position import (
     fit_shift_map,
     offset_similarity,
@@ -153,7 +153,9 @@ def test_similarity_rejects_bad_arguments():
 
 
 def test_check_relative_position_map():
-    check_relative_position_map(relative_position_map)
+    result = check_relative_position_map(relative_position_map)
+    assert isinstance(result, Passed) and result.cases == 4
+    assert 0.0 <= result.largest_difference <= 1e-9
     with pytest.raises(AssertionError, match="misses PE"):
         check_relative_position_map(lambda k, d: relative_position_map(k, d).T)
     with pytest.raises(AssertionError, match="misses PE"):

@@ -55,7 +55,8 @@ def test_timing_is_frozen() -> None:
     ({"fn": 3}, TypeError, "fn"), ({"fn": None}, TypeError, "fn"),
     ({"repeats": 0}, ValueError, "repeats"), ({"repeats": 2.0}, TypeError, "repeats"),
     ({"repeats": True}, TypeError, "repeats"), ({"warmup": -1}, ValueError, "warmup"),
-    ({"warmup": 0.5}, ValueError, "warmup"), ({"warmup": True}, ValueError, "warmup"),
+    ({"warmup": 0.5}, TypeError, r"warmup must be a non-negative int; got float 0.5"),
+    ({"warmup": True}, TypeError, r"warmup must be a non-negative int; got bool True"),
 ])
 def test_time_call_rejects_bad_arguments(kwargs: dict[str, Any], error: type[Exception],
                                          name: str) -> None:

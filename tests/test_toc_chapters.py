@@ -62,8 +62,8 @@ def test_the_real_toc_starts_at_the_landing_page() -> None:
 
 
 def test_command_line_prints_the_notebooks(tmp_path: Path) -> None:
-    book = make_book(tmp_path, "format: jb-book\nroot: book/index\nchapters:\n  - file: book/01_a\n",
-                     {"book/index.md": "# Home\n", "book/01_a.md": HEADER})
+    toc = "format: jb-book\nroot: book/index\nchapters:\n  - file: book/01_a\n"
+    book = make_book(tmp_path, toc, {"book/index.md": "# Home\n", "book/01_a.md": HEADER})
     out = subprocess.run([sys.executable, str(ROOT / "tools" / "toc_chapters.py"),
                           "--notebooks", str(book)], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["book/01_a.md"]

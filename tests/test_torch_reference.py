@@ -80,7 +80,7 @@ def test_a_changed_weight_breaks_the_match():
     model = Transformer(TransformerConfig(40, 40, **SIZES)).double().eval()
     ref = to_torch_transformer(model).eval()
     with torch.no_grad():
-        model.decoder.layers[2].cross_attn.w_v.weight[0, 0] += 0.5
+        model.decoder[2].cross_attn.w_v.weight[0, 0] += 0.5
     src, tgt = batch()
     _, hidden = ours(src, tgt, model)
     _, ref_hidden = torch_reference_outputs(model, ref, src, tgt)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import re
 
 import pytest
 import torch
@@ -85,6 +87,27 @@ def test_loss_floor_is_reached_by_predicting_q():
     assert loss_floor(6, 0.0) == 0.0
 
 
+def test_loss_refuses_labels_it_cannot_score():
+    logits = torch.randn(2, 3, 4)
+    with pytest.raises(ValueError, match=r"labels must hold at least one label other than "
+                                         r"pad_id=0; got only padding"):
+        label_smoothed_loss(logits, torch.zeros(2, 3, dtype=torch.long))  # a mean over nothing
+    with pytest.raises(ValueError, match=r"labels must hold at least one label other than "
+                                         r"pad_id=3; got only padding"):
+        label_smoothed_loss(logits, torch.full((2, 3), 3), pad_id=3)
+    for bad, low, high in ((4, 1, 4), (-1, -1, 3), (7, 1, 7)):
+        labels = torch.tensor([[1, 2, 3], [bad, 0, 0]])
+        with pytest.raises(ValueError, match=rf"labels \(other than padding\) must hold token ids "
+                                             rf"in \[0, 4\); got ids from {low} to {high}"):
+            label_smoothed_loss(logits, labels)
+    with pytest.raises(TypeError, match=r"labels must have an integer dtype; got torch.float32"):
+        label_smoothed_loss(logits, torch.tensor([[1.0, 2.0, 3.0], [0.0, 0.0, 0.0]]))
+    # padding may be any id, even one outside [0, V): it is never scored
+    labels = torch.tensor([[1, 2, 3], [7, 7, 7]])
+    assert label_smoothed_loss(logits, labels, pad_id=7).item() == pytest.approx(
+        label_smoothed_loss(logits[:1], labels[:1], pad_id=7).item(), rel=1e-6)
+
+
 def test_accuracies_by_hand():
     labels = torch.tensor([[5, 6, 2, 0], [7, 2, 0, 0]])
     predicted = torch.tensor([[5, 6, 2, 9], [7, 8, 0, 0]])
@@ -107,7 +130,7 @@ def test_a_short_run_learns_to_copy():
     task, held_out, model_config = tiny_setup()
     config = TrainConfig(steps=300, batch_size=64, warmup=30, lr_scale=0.7, eval_every=25)
     model, result = train_on_task(task, model_config, config, held_out)
-    metrics, decoded = evaluate_decoding(model, held_out)
+    metrics, decoded = evaluate_decoding(model, make_batch(held_out.src, held_out.tgt))
     # Chance is about 0 for whole sequences; seeds 0-3 of this run give 0.90 to 0.995.
     assert metrics.sequence_accuracy >= 0.85, result.evaluations[-1]
     assert metrics.token_accuracy >= 0.95, result.evaluations[-1]
@@ -116,7 +139,7 @@ def test_a_short_run_learns_to_copy():
 
 
 def test_train_on_task_draws_lengths_with_the_configured_power(monkeypatch):
-    import transformer_course.training as training
+    import transformer_course.experiments.ch6_training.task_training as training
 
     task, _, model_config = tiny_setup()
     # a small held-out set: excluding many short sequences would itself skew the lengths
@@ -131,10 +154,10 @@ def test_train_on_task_draws_lengths_with_the_configured_power(monkeypatch):
             yield batch
 
     monkeypatch.setattr(training, "task_batches", spy)
-    for power in (0.0, 3.0):
-        config = TrainConfig(steps=5, batch_size=200, warmup=5, eval_every=0,
-                             length_power=power)
-        train_on_task(task, model_config, config, held_out)
+    config = TrainConfig(steps=5, batch_size=200, warmup=5, eval_every=0)
+    for power in (0.0, 3.0):  # the task carries length_power now, not the training config
+        train_on_task(dataclasses.replace(task, length_power=power), model_config, config,
+                      held_out)
     uniform, biased = torch.cat(seen[:5]).double(), torch.cat(seen[5:]).double()
     # lengths 2..5: mean 3.5 when uniform, (2^4+3^4+4^4+5^4)/(2^3+3^3+4^3+5^3) = 4.37 for power 3
     assert abs(uniform.mean().item() - 3.5) < 0.1 and abs(biased.mean().item() - 4.37) < 0.1
@@ -157,37 +180,53 @@ def test_evaluate_is_perfect_for_a_model_that_predicts_the_labels():
 
 
 def test_bad_input():
-    with pytest.raises(ValueError, match="step"):
+    with pytest.raises(ValueError, match=r"step must be a positive int; got 0"):
         noam_lr(0, 64, 10)
-    with pytest.raises(ValueError, match="d_model"):
+    with pytest.raises(ValueError, match=r"d_model must be a positive int; got 0"):
         noam_lr(1, 0, 10)
-    with pytest.raises(TypeError, match="warmup"):
+    with pytest.raises(TypeError, match=r"warmup must be a positive int; got float 1.5"):
         noam_lr(1, 64, 1.5)
-    with pytest.raises(ValueError, match="scale"):
+    with pytest.raises(ValueError, match=r"scale must be a positive finite number; got 0"):
         noam_lr(1, 64, 10, scale=0)
-    with pytest.raises(ValueError, match="epsilon"):
+    with pytest.raises(ValueError, match=r"epsilon must be a number in \[0, 1\); got 1.0"):
         smoothed_targets(torch.tensor([1]), 4, 1.0)
-    with pytest.raises(ValueError, match="labels"):
+    with pytest.raises(ValueError, match=r"labels must hold token ids in \[0, 4\); got ids from 4 "
+                                         r"to 4"):
         smoothed_targets(torch.tensor([4]), 4, 0.1)
-    with pytest.raises(ValueError, match="labels"):
+    with pytest.raises(ValueError, match=r"labels must have 1 dimensions, shape \(N\); got 2 "
+                                         r"dimensions, shape \(1, 1\)"):
         smoothed_targets(torch.tensor([[1]]), 4, 0.1)
-    with pytest.raises(ValueError, match="labels"):
+    with pytest.raises(TypeError, match=r"labels must have an integer dtype; got torch.float32"):
+        smoothed_targets(torch.tensor([1.0]), 4, 0.1)
+    with pytest.raises(ValueError, match=r"labels must have shape \(B=2, T=3\); got shape \(2, 4\) "
+                                         r"\(T does not match\)"):
         label_smoothed_loss(torch.zeros(2, 3, 4), torch.zeros(2, 4, dtype=torch.long))
-    with pytest.raises(TypeError, match="logits"):
+    with pytest.raises(TypeError, match=r"logits must have a floating-point dtype; got "
+                                        r"torch.int64"):
         label_smoothed_loss(torch.zeros(2, 3, 4, dtype=torch.long), torch.zeros(2, 3))
-    with pytest.raises(TypeError, match="pad_id"):
+    with pytest.raises(TypeError, match=r"pad_id must be a non-negative int; got NoneType None"):
         label_smoothed_loss(torch.zeros(2, 3, 4), torch.zeros(2, 3, dtype=torch.long), pad_id=None)
-    with pytest.raises(ValueError, match="vocab_size"):
+    with pytest.raises(ValueError, match=r"vocab_size must be a positive int; got 0"):
         loss_floor(0, 0.1)
-    with pytest.raises(ValueError, match="predicted"):
-        accuracies(torch.zeros(3, 2), torch.zeros(2, 2))
+    with pytest.raises(ValueError, match=r"predicted must have shape \(B=2, T_pred\); got shape "
+                                         r"\(3, 2\) \(B does not match\)"):
+        accuracies(torch.zeros(3, 2, dtype=torch.long), torch.zeros(2, 2, dtype=torch.long))
+    with pytest.raises(TypeError, match=r"predicted must have an integer dtype; got torch.float32"):
+        accuracies(torch.zeros(2, 2), torch.zeros(2, 2, dtype=torch.long))
     for field, value in (("steps", 0), ("warmup", -1), ("eval_every", -1), ("seed", -2),
                          ("lr_scale", 0.0), ("label_smoothing", 1.5), ("betas", (0.9,)),
                          ("adam_eps", 0.0), ("grad_clip", -1.0), ("target_accuracy", 2.0),
-                         ("constant_lr", 0.0), ("constant_lr", True), ("length_power", -1.0)):
-        with pytest.raises(ValueError, match=field):
+                         ("constant_lr", 0.0)):
+        with pytest.raises(ValueError, match=rf"^{field} must be .*; got {re.escape(str(value))}$"):
             TrainConfig(**{field: value})
-    with pytest.raises(TypeError, match="use_warmup"):
+    with pytest.raises(TypeError, match=r"constant_lr must be a positive finite number; got bool "
+                                        r"True"):
+        TrainConfig(constant_lr=True)
+    with pytest.raises(TypeError, match="length_power"):  # moved to TaskConfig
+        TrainConfig(length_power=1.0)
+    with pytest.raises(ValueError, match=r"length_power must be a finite number >= 0; got -1.0"):
+        TaskConfig(length_power=-1.0)
+    with pytest.raises(TypeError, match=r"use_warmup must be a bool; got int"):
         TrainConfig(use_warmup=1)
     task, held_out, model_config = tiny_setup()
     model = Transformer(model_config)
@@ -198,12 +237,12 @@ def test_bad_input():
         train(model, [batch], TrainConfig())
     with pytest.raises(TypeError, match="held_out"):
         train(model, iter([batch]), TrainConfig(), held_out=held_out)
-    with pytest.raises(TypeError, match="batch"):
+    with pytest.raises(TypeError, match=r"batch must be a Batch; got TaskData"):
         evaluate(model, held_out)
-    with pytest.raises(TypeError, match="data"):
-        evaluate_decoding(model, batch)
-    with pytest.raises(ValueError, match="method"):
-        evaluate_decoding(model, held_out, method="sample")
+    with pytest.raises(TypeError, match=r"batch must be a Batch; got TaskData"):
+        evaluate_decoding(model, held_out)  # takes a Batch now, as evaluate does
+    with pytest.raises(ValueError, match=r"method must be 'greedy' or 'beam'; got 'sample'"):
+        evaluate_decoding(model, batch, method="sample")
     with pytest.raises(TypeError, match="task"):
         train_on_task("copy", model_config, TrainConfig(), held_out)
     with pytest.raises(TypeError, match="model_config"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from transformer_course.exercises import check_noam_lr, check_shift_targets
+from transformer_course.exercises import Passed, check_noam_lr, check_shift_targets
 from transformer_course.experiments.ch6_training.tasks import to_text, token_name
 
 
@@ -19,8 +19,10 @@ def right_shift(tgt):
 
 
 def test_right_answers_pass():
-    check_shift_targets(right_shift)
-    check_noam_lr(lambda s, d, w: d ** -0.5 * min(s ** -0.5, s * w ** -1.5))
+    assert check_shift_targets(right_shift) == Passed(cases=3, largest_difference=0.0)
+    result = check_noam_lr(lambda s, d, w: d ** -0.5 * min(s ** -0.5, s * w ** -1.5))
+    assert isinstance(result, Passed) and result.cases == 21  # 3 settings x 7 steps
+    assert 0.0 <= result.largest_difference <= 1e-12
 
 
 def test_wrong_answers_fail():
