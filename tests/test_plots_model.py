@@ -15,7 +15,7 @@ from transformer_course.figures import ch5_full_model as plots
 
 @pytest.mark.parametrize("norm_first", [False, True])
 def test_architecture_diagram_draws_every_block(norm_first):
-    fig = plots.architecture_diagram(norm_first)
+    fig = plots.plot_architecture(norm_first)
     assert isinstance(fig, Figure)
     texts = [t.get_text() for t in fig.axes[0].texts]
     assert texts.count("Multi-head self-attention") == 1
@@ -27,15 +27,15 @@ def test_depth_profile_one_line_per_norm():
     table = pd.DataFrame({"stack": ["encoder"] * 4 + ["decoder"] * 4,
                           "norm": ["post-norm", "post-norm", "pre-norm", "pre-norm"] * 2,
                           "layer": [1, 2] * 4, "grad": [1.0, 2.0, 3.0, 4.0] * 2})
-    fig = plots.depth_profile(table, "grad", "gradient norm")
+    fig = plots.plot_depth_profile(table, "grad", "gradient norm")
     assert [len(ax.lines) for ax in fig.axes] == [2, 2]
     assert [ax.get_title() for ax in fig.axes] == ["encoder", "decoder"]
 
 
 def test_bad_arguments():
     with pytest.raises(TypeError, match="norm_first"):
-        plots.architecture_diagram("yes")
+        plots.plot_architecture("yes")
     with pytest.raises(TypeError, match="table"):
-        plots.depth_profile({"grad": [1]}, "grad", "g")
+        plots.plot_depth_profile({"grad": [1]}, "grad", "g")
     with pytest.raises(ValueError, match="missing"):
-        plots.depth_profile(pd.DataFrame({"stack": ["encoder"]}), "grad", "g")
+        plots.plot_depth_profile(pd.DataFrame({"stack": ["encoder"]}), "grad", "g")

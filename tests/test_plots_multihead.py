@@ -12,7 +12,7 @@ from transformer_course.figures import ch3_multi_head_attention as plots
 
 def test_split_heads_figure_shows_each_head_block() -> None:
     q = np.arange(24, dtype=float).reshape(3, 8)
-    fig = plots.split_heads_figure(q, 4)
+    fig = plots.plot_split_heads(q, 4)
     assert isinstance(fig, Figure) and len(fig.axes) == 5
     np.testing.assert_array_equal(fig.axes[2].images[0].get_array(), q[:, 2:4])
     plt.close(fig)
@@ -22,7 +22,7 @@ def test_head_maps_figure_draws_both_rows() -> None:
     rng = np.random.default_rng(0)
     maps = rng.dirichlet(np.ones(4), size=(2, 4))  # (h, T, T)
     rows = {"untrained": maps, "trained": maps[::-1].copy(), "one head": maps[:1]}
-    fig = plots.head_maps_figure(rows, list("abcd"), anchor=2)
+    fig = plots.plot_head_maps(rows, list("abcd"), anchor=2)
     images = [ax.images[0] for ax in fig.axes if ax.images]
     assert len(images) == 5
     np.testing.assert_array_equal(images[3].get_array(), maps[0])  # trained row, head 2
@@ -32,7 +32,7 @@ def test_head_maps_figure_draws_both_rows() -> None:
 
 def test_training_curve_figure() -> None:
     runs = {"a": ([1.0] * 30, [0.5] * 30), "b": (np.linspace(2, 1, 40), [0.2] * 40)}
-    fig = plots.training_curve_figure(runs, window=10)
+    fig = plots.plot_lookup_training(runs, window=10)
     assert len(fig.axes) == 2 and len(fig.axes[0].lines) == 2
     np.testing.assert_allclose(fig.axes[1].lines[0].get_ydata(), 0.5)
     assert fig.axes[0].lines[1].get_xdata()[0] == 10  # the first full window ends at step 10
@@ -41,23 +41,23 @@ def test_training_curve_figure() -> None:
 
 def test_plots_reject_bad_input() -> None:
     with pytest.raises(ValueError, match=r"divisible by num_heads=3; got shape \(3, 8\)"):
-        plots.split_heads_figure(np.zeros((3, 8)), 3)
+        plots.plot_split_heads(np.zeros((3, 8)), 3)
     with pytest.raises(ValueError, match=r"q must have 2 dimensions, shape \(T, d_model\)"):
-        plots.split_heads_figure(np.zeros((1, 3, 8)), 2)
+        plots.plot_split_heads(np.zeros((1, 3, 8)), 2)
     maps = np.full((2, 3, 3), 1 / 3)
     with pytest.raises(TypeError, match="rows must be a non-empty mapping"):
-        plots.head_maps_figure({}, list("abc"), 0)
+        plots.plot_head_maps({}, list("abc"), 0)
     with pytest.raises(ValueError, match=r"rows\['b'\] must have shape \(h, T, T\) with T=2"):
-        plots.head_maps_figure({"b": maps}, list("ab"), 0)
+        plots.plot_head_maps({"b": maps}, list("ab"), 0)
     with pytest.raises(ValueError, match=r"rows\['a'\] must have 3 dimensions"):
-        plots.head_maps_figure({"a": maps[0]}, list("abc"), 0)
+        plots.plot_head_maps({"a": maps[0]}, list("abc"), 0)
     with pytest.raises(ValueError, match=r"anchor must be a position in \[0, 2\]"):
-        plots.head_maps_figure({"a": maps}, list("abc"), 3)
+        plots.plot_head_maps({"a": maps}, list("abc"), 3)
     with pytest.raises(ValueError, match=r"runs\['a'\].*window=25"):
-        plots.training_curve_figure({"a": ([1.0] * 10, [0.5] * 10)})
+        plots.plot_lookup_training({"a": ([1.0] * 10, [0.5] * 10)})
     with pytest.raises(ValueError, match="window"):
-        plots.training_curve_figure({"a": ([1.0] * 30, [0.5] * 30)}, window=0)
+        plots.plot_lookup_training({"a": ([1.0] * 30, [0.5] * 30)}, window=0)
     with pytest.raises(ValueError, match="one length"):
-        plots.training_curve_figure({"a": ([1.0] * 30, [0.5] * 29)})
+        plots.plot_lookup_training({"a": ([1.0] * 30, [0.5] * 29)})
     with pytest.raises(TypeError, match="runs must be a non-empty mapping"):
-        plots.training_curve_figure([([1.0] * 30, [0.5] * 30)])
+        plots.plot_lookup_training([([1.0] * 30, [0.5] * 30)])

@@ -24,12 +24,12 @@ def test_every_figure_function_returns_a_figure():
     offsets = np.arange(-3, 4)
     curves = {"a": np.linspace(0, 1, 10), "b": np.full(10, 0.5)}
     figures = [
-        plots.encoding_heatmap(table),
-        plots.encoding_curves(table, [0, 1, 5]),
-        plots.wavelength_plot(sinusoidal_wavelengths(8)),
-        plots.similarity_vs_offset(offsets, np.ones((2, 7)), [3, 9], "dot"),
-        plots.shift_maps({"one": np.eye(4), "two": -np.eye(4)}),
-        plots.extrapolation_plot(curves, curves, train_len=4, chance=0.1),
+        plots.plot_encoding_heatmap(table),
+        plots.plot_encoding_curves(table, [0, 1, 5]),
+        plots.plot_wavelengths(sinusoidal_wavelengths(8)),
+        plots.plot_similarity_vs_offset(offsets, np.ones((2, 7)), [3, 9], "dot"),
+        plots.plot_shift_maps({"one": np.eye(4), "two": -np.eye(4)}),
+        plots.plot_extrapolation(curves, curves, train_len=4, chance=0.1),
     ]
     for fig in figures:
         assert isinstance(fig, Figure)
@@ -41,14 +41,14 @@ def test_every_figure_function_returns_a_figure():
 
 def test_figures_reject_bad_inputs():
     with pytest.raises(ValueError, match=r"encoding must have 2 dimensions"):
-        plots.encoding_heatmap(np.zeros(5))
+        plots.plot_encoding_heatmap(np.zeros(5))
     with pytest.raises(TypeError, match="encoding must be a NumPy array"):
-        plots.encoding_curves([[0.0]], [0])
+        plots.plot_encoding_curves([[0.0]], [0])
     with pytest.raises(ValueError, match="wavelengths must have 1 dimensions"):
-        plots.wavelength_plot(np.zeros((2, 2)))
+        plots.plot_wavelengths(np.zeros((2, 2)))
     with pytest.raises(ValueError, match="similarity must have 2 dimensions"):
-        plots.similarity_vs_offset(np.arange(3), np.zeros(3), [0], "dot")
+        plots.plot_similarity_vs_offset(np.arange(3), np.zeros(3), [0], "dot")
     with pytest.raises(ValueError, match="one must have 2 dimensions"):
-        plots.shift_maps({"one": np.zeros(3)})
+        plots.plot_shift_maps({"one": np.zeros(3)})
     with pytest.raises(ValueError, match="a must have 1 dimensions"):
-        plots.extrapolation_plot({"a": np.zeros((2, 2))}, {}, 2, 0.1)
+        plots.plot_extrapolation({"a": np.zeros((2, 2))}, {}, 2, 0.1)

@@ -22,14 +22,14 @@ from transformer_course.figures import ch6_training as plots
 
 
 def test_lr_schedules_plot_the_formula():
-    fig = plots.lr_schedules(64, [10, 40], 100)
+    fig = plots.plot_lr_schedules(64, [10, 40], 100)
     lines = [line for line in fig.axes[0].lines if len(line.get_xdata()) == 100]
     assert len(lines) == 2
     assert np.allclose(lines[1].get_ydata(), [noam_lr(s, 64, 40) for s in range(1, 101)])
 
 
 def test_label_smoothing_bars():
-    fig = plots.label_smoothing_targets(5, 3, [0.0, 0.1])
+    fig = plots.plot_label_smoothing_targets(5, 3, [0.0, 0.1])
     assert len(fig.axes) == 2
     heights = [p.get_height() for p in fig.axes[1].patches]
     assert heights == pytest.approx([0.02, 0.02, 0.02, 0.92, 0.02])
@@ -38,30 +38,30 @@ def test_label_smoothing_bars():
 def test_training_curves_and_masks_and_attention():
     result = TrainResult((2.0, 1.0, 0.5), (1e-3,) * 3,
                          (Evaluation(3, 0.1, Metrics(0.4, 0.9, 0.5)),), 0.1, None)
-    fig = plots.training_curves(result, floor=0.3, title="t")
+    fig = plots.plot_training_curves(result, floor=0.3, title="t")
     assert isinstance(fig, Figure) and fig.axes[0].lines[0].get_ydata().tolist() == [2, 1, 0.5]
     batch = make_batch([torch.tensor([4, 5])], [torch.tensor([5, 4])])
-    assert len(plots.batch_masks(batch).axes) == 2
+    assert len(plots.plot_batch_masks(batch).axes) == 2
     weights = torch.softmax(torch.randn(2, 3, 4), dim=-1)
-    fig = plots.attention_heads(weights, list("abc"), list("wxyz"))
+    fig = plots.plot_attention_heads(weights, list("abc"), list("wxyz"))
     assert len(fig.axes) == 3  # two heads and a colour bar
 
 
 def test_bad_input():
     with pytest.raises(ValueError, match="warmups"):
-        plots.lr_schedules(64, [], 10)
+        plots.plot_lr_schedules(64, [], 10)
     with pytest.raises(ValueError, match="steps"):
-        plots.lr_schedules(64, [5], 0)
+        plots.plot_lr_schedules(64, [5], 0)
     with pytest.raises(ValueError, match="epsilons"):
-        plots.label_smoothing_targets(5, 1, [])
+        plots.plot_label_smoothing_targets(5, 1, [])
     with pytest.raises(TypeError, match="result"):
-        plots.training_curves([1.0, 2.0])
+        plots.plot_training_curves([1.0, 2.0])
     batch = make_batch([torch.tensor([4])], [torch.tensor([5])])
     with pytest.raises(TypeError, match="batch"):
-        plots.batch_masks(batch.src)
+        plots.plot_batch_masks(batch.src)
     with pytest.raises(ValueError, match="index"):
-        plots.batch_masks(batch, 1)
+        plots.plot_batch_masks(batch, 1)
     with pytest.raises(ValueError, match="weights"):
-        plots.attention_heads(torch.zeros(3, 3), ["a"] * 3, ["b"] * 3)
+        plots.plot_attention_heads(torch.zeros(3, 3), ["a"] * 3, ["b"] * 3)
     with pytest.raises(ValueError, match="query_labels"):
-        plots.attention_heads(torch.zeros(1, 2, 3), ["a"], ["b"] * 3)
+        plots.plot_attention_heads(torch.zeros(1, 2, 3), ["a"], ["b"] * 3)
