@@ -15,7 +15,8 @@ from transformer_course.core.loss import smoothed_targets
 from transformer_course.core.training import TrainConfig, TrainResult
 
 
-def plot_lr_schedules(d_model: int, warmups: Sequence[int], steps: int, scale: float = 1.0) -> Figure:
+def plot_lr_schedules(d_model: int, warmups: Sequence[int], steps: int,
+                      scale: float = 1.0) -> Figure:
     """The paper's learning rate against the step, one curve per warm-up length."""
     check_positive_int("steps", steps)
     if not warmups:
