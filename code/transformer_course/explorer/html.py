@@ -1,0 +1,129 @@
+"""Self-contained HTML for the attention viewer and the live translator.
+
+Each piece of HTML carries everything it needs inline: the stylesheet, the JavaScript model and
+viewer (``explorer.js``, defined once per page however often it is included), the data as JSON,
+and a ``<noscript>`` fallback. So it works from the built site, from ``file://``, and as a cell
+output in JupyterLab, with no server and no network.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import torch
+
+from transformer_course.core.checks import check_array, check_instance
+
+ASSETS = resources.files("transformer_course.explorer")
+
+
+def _asset(name: str) -> str:
+    return (ASSETS / name).read_text(encoding="utf-8")
+
+
+class ExplorerHTML:
+    """HTML that Jupyter and myst-nb display as is (``_repr_html_``)."""
+
+    def __init__(self, markup: str) -> None:
+        self.markup = markup
+
+    def _repr_html_(self) -> str:
+        return self.markup
+
+    def __str__(self) -> str:
+        return self.markup
+
+
+def _script_json(data: Any) -> str:
+    """JSON safe inside a <script> element (no "</" that could close it)."""
+    return json.dumps(data, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
+
+
+def _mount(kind: str, data: dict[str, Any], fallback: str) -> ExplorerHTML:
+    return ExplorerHTML(
+        f"<style>{_asset('explorer.css')}</style>\n"
+        f"<script>{_asset('explorer.js')}</script>\n"
+        f'<div class="ae-mount" data-kind="{kind}">'
+        f'<script type="application/json">{_script_json(data)}</script>'
+        f"<noscript>{fallback}</noscript></div>\n"
+        "<script>window.AttentionExplorer.mountAll();</script>")
+
+
+def _rounded(weights: np.ndarray) -> list:
+    return np.round(weights.astype(np.float64), 4).tolist()
+
+
+def fallback_table(weights: np.ndarray, queries: Sequence[str], keys: Sequence[str],
+                   caption: str) -> str:
+    """A plain HTML table of one (T_q, T_k) weight matrix: what a reader without JavaScript sees.
+    """
+    head = "".join(f"<th>{html.escape(k)}</th>" for k in keys)
+    rows = "".join(
+        f"<tr><th>{html.escape(q)}</th>" + "".join(f"<td>{w:.2f}</td>" for w in row) + "</tr>"
+        for q, row in zip(queries, weights, strict=True))
+    return (f"<table><caption>{html.escape(caption)}</caption><tr><th></th>{head}</tr>"
+            f"{rows}</table>")
+
+
+def attention_viewer(maps: Sequence[tuple[str, torch.Tensor | np.ndarray]],
+                     queries: Sequence[str], keys: Sequence[str], *, query_name: str = "query",
+                     key_name: str = "key") -> ExplorerHTML:
+    """An interactive viewer of precomputed attention maps, with layer and head selection.
+
+    Args:
+        maps: (label, weights) pairs, weights (h, T_q, T_k) for one sequence, e.g.
+            ("decoder layer 1, cross-attention", maps["cross"][0][b]).
+        queries: T_q labels of the rows. keys: T_k labels of the columns.
+        query_name, key_name: what the rows and the columns are, in words.
+    """
+    if isinstance(maps, str) or not maps:
+        raise ValueError("maps must be a non-empty sequence of (label, weights) pairs")
+    entries = []
+    for i, entry in enumerate(maps):
+        if not (isinstance(entry, tuple) and len(entry) == 2):
+            raise TypeError(f"maps[{i}] must be a (label, weights) pair; got {entry!r:.60}")
+        label, weights = entry
+        check_instance(f"maps[{i}] label", label, str)
+        check_array(f"maps[{i}] weights", weights, ndim=3, shape="(h, T_q, T_k)")
+        w = weights.detach().cpu().numpy() if isinstance(weights, torch.Tensor) else weights
+        if w.shape[1:] != (len(queries), len(keys)):
+            raise ValueError(f"maps[{i}] weights must have shape (h, T_q={len(queries)}, "
+                             f"T_k={len(keys)}) to match queries and keys; got {w.shape}")
+        entries.append({"label": label, "heads": _rounded(w)})
+    first = np.asarray(entries[0]["heads"][0])
+    data = {"maps": entries, "queries": list(queries), "keys": list(keys),
+            "queryName": query_name, "keyName": key_name}
+    caption = f"{maps[0][0]}, head 1 (the interactive viewer needs JavaScript)"
+    return _mount("viewer", data, fallback_table(first, queries, keys, caption))
+
+
+def translator(payload: dict[str, Any], source_vocab: dict[str, int], target_tokens: Sequence[str],
+               *, split: str, examples: Sequence[int], max_len: int, wrap_source: bool = True,
+               join: str = "", fallback: str = "") -> ExplorerHTML:
+    """The live translator: an input box, the model's greedy translation computed in the page,
+    and its cross-attention in the viewer.
+
+    Args:
+        payload: from :func:`~transformer_course.explorer.export.export_model`.
+        source_vocab: English piece -> id. target_tokens: id -> German piece ("</s>" for EOS).
+        split: a JavaScript regular expression that cuts English words into the pieces of
+            ``source_vocab`` (applied after lower-casing).
+        examples: numbers offered as buttons; the first is translated when the page loads.
+        max_len: longest output, BOS included. wrap_source: put the source between BOS and EOS.
+        join: how the output pieces are joined ("" for German compounds).
+        fallback: HTML shown where JavaScript is off.
+    """
+    check_instance("payload", payload, dict)
+    if not examples:
+        raise ValueError("examples must hold at least one number")
+    config = payload["config"]
+    data = {"payload": payload, "maxLen": max_len, "examples": [int(n) for n in examples],
+            "source": {"vocab": dict(source_vocab), "split": split, "wrap": wrap_source,
+                       "bos": config["bos_id"], "eos": config["eos_id"]},
+            "target": {"tokens": list(target_tokens), "join": join}}
+    return _mount("translator", data, fallback or "<p>The live translator needs JavaScript.</p>")
