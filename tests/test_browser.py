@@ -103,10 +103,11 @@ class PageProblems:
             f"{r.url}: HTTP {r.status}"))
 
     def guard(self, page: Page) -> None:
-        """Let requests to 127.0.0.1 (and inline data) through; record and refuse the rest."""
+        """Let requests to 127.0.0.1 (and inline data, and local files) through; record and
+        refuse the rest."""
         def route(route: Any) -> None:
             url = route.request.url
-            if urlsplit(url).scheme in ("data", "blob") or urlsplit(url).hostname == HOST:
+            if urlsplit(url).scheme in ("data", "blob", "file") or urlsplit(url).hostname == HOST:
                 route.continue_()
             else:
                 self.offsite_requests.append(url)
