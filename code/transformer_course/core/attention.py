@@ -7,9 +7,10 @@ Masks, everywhere in this package, are boolean with True = "may attend" (as in
 (..., T_q, T_k) by NumPy's rules, so a 2-D mask means (T_q, T_k).
 
 A fully masked row (a query allowed to attend to nothing) gets all-zero weights and a zero output,
-not NaN, as ``F.scaled_dot_product_attention`` returns. A NaN or infinite query gives a NaN row on
-both paths. Half-precision inputs compute scores and softmax in float32 and return their own
-dtype, so logits of 1e4 neither overflow nor turn into NaN.
+not NaN, as ``F.scaled_dot_product_attention`` returns. A NaN or infinite query gives a NaN output
+row on every path (NumPy, explicit, fused), masked or not: NaN in is NaN out. Half-precision
+inputs compute scores and softmax in float32 and return their own dtype, so logits of 1e4 neither
+overflow nor turn into NaN.
 """
 
 from __future__ import annotations
@@ -40,7 +41,8 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     peak = np.where(np.isfinite(peak), peak, 0.0)
     exps = np.exp(x - peak)
     total = np.sum(exps, axis=axis, keepdims=True)
-    return np.divide(exps, total, out=np.zeros_like(exps), where=total > 0)
+    with np.errstate(invalid="ignore"):  # a NaN row stays NaN; an all -inf row becomes zeros
+        return np.divide(exps, total, out=np.zeros_like(exps), where=total != 0)
 
 
 def naive_softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
@@ -87,6 +89,8 @@ def scaled_dot_product_attention_numpy(
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
     weights = softmax(scores, axis=-1).astype(q.dtype, copy=False)
+    # NaN in, NaN out: a non-finite query's row is NaN even where softmax gave zeros (all -inf)
+    weights = np.where(np.isfinite(q).all(-1, keepdims=True), weights, q.dtype.type(np.nan))
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
 
 
@@ -116,8 +120,8 @@ def scaled_dot_product_attention(
         return out.masked_fill(~q.isfinite().all(-1, keepdim=True), math.nan), None
     work = torch.float32 if q.dtype in _LOW_PRECISION else q.dtype
     scores = (q.to(work) @ k.to(work).transpose(-2, -1)) * scale  # (..., T_q, T_k)
-    if mask is not None:
-        empty = ~mask.any(dim=-1, keepdim=True)  # queries with nothing to attend to
+    if mask is not None:  # queries with nothing to attend to (a non-finite one stays NaN)
+        empty = ~mask.any(dim=-1, keepdim=True) & q.isfinite().all(-1, keepdim=True)
         # 0 (not -inf) in empty rows keeps softmax and its gradient finite; zeroed below
         scores = scores.masked_fill(~mask, -math.inf).masked_fill(empty, 0.0)
     weights = torch.softmax(scores, dim=-1)

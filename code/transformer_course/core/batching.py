@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .checks import Shapes, check_instance, check_int
+from .checks import Shapes, check_ids, check_instance, check_int, check_token_ids
 from .masks import decoder_self_attention_mask, padding_mask_from_tokens
 
 PAD_ID, BOS_ID, EOS_ID = 0, 1, 2  # the special ids every batch uses unless told otherwise
@@ -23,7 +23,8 @@ PAD_ID, BOS_ID, EOS_ID = 0, 1, 2  # the special ids every batch uses unless told
 
 @dataclass(frozen=True)
 class Batch:
-    """One padded batch with everything a teacher-forced training step needs.
+    """One padded batch with everything a teacher-forced training step needs; checks its
+    fields' types and shapes on creation.
 
     Attributes:
         src: (B, S) source ids, padded. src_mask: (B, 1, S), True at real source tokens.
@@ -40,6 +41,15 @@ class Batch:
     tgt_mask: torch.Tensor
     pad_id: int = PAD_ID
 
+    def __post_init__(self) -> None:
+        shapes = Shapes()
+        shapes.tensor("src", self.src, "B S", dtype="int")
+        shapes.mask("src_mask", self.src_mask, "B S S", example="(B, 1, S) for padding")
+        shapes.tensor("tgt_in", self.tgt_in, "B T", dtype="int")
+        shapes.tensor("tgt_out", self.tgt_out, "B T", dtype="int")
+        shapes.mask("tgt_mask", self.tgt_mask, "B T T", example="(B, T, T) or (1, T, T)")
+        check_int("pad_id", self.pad_id, low=0)
+
     def __len__(self) -> int:
         return int(self.src.shape[0])
 
@@ -47,13 +57,6 @@ class Batch:
     def num_tokens(self) -> int:
         """Number of real (non-padding) labels: the tokens the loss averages over."""
         return int((self.tgt_out != self.pad_id).sum())
-
-
-def _check_ids(**ids: int) -> None:
-    for name, value in ids.items():
-        check_int(name, value, low=0)
-    if len(set(ids.values())) < len(ids):
-        raise ValueError(f"{' and '.join(ids)} must differ; got {ids}")
 
 
 def pad_sequences(sequences: Sequence[torch.Tensor], pad_id: int = PAD_ID,
@@ -64,12 +67,20 @@ def pad_sequences(sequences: Sequence[torch.Tensor], pad_id: int = PAD_ID,
         sequences: B tensors of shape (n_i,), n_i >= 1. pad_id: the fill value.
         length: L; defaults to the longest sequence, and must be at least that.
     """
-    check_instance("sequences", sequences, (list, tuple), "list of 1-D integer tensors")
+    out = _pad("sequences", sequences, pad_id, length)
+    check_token_ids("sequences", out, None, "B L")
+    return out
+
+
+def _pad(name: str, sequences: Sequence[torch.Tensor], pad_id: int, length: int | None,
+         ) -> torch.Tensor:
+    """:func:`pad_sequences`, its errors naming the argument ``name``."""
+    check_instance(name, sequences, (list, tuple), "list of 1-D integer tensors")
     if not sequences:
-        raise ValueError("sequences must hold at least one sequence; got an empty list")
+        raise ValueError(f"{name} must hold at least one sequence; got an empty list")
     check_int("pad_id", pad_id, low=0)
     for i, s in enumerate(sequences):
-        Shapes().tensor(f"sequences[{i}]", s, "n_i", dtype="int")
+        Shapes().tensor(f"{name}[{i}]", s, "n_i", dtype="int")
     longest = max(len(s) for s in sequences)
     if length is not None:
         check_int("length", length, low=longest)
@@ -79,11 +90,11 @@ def pad_sequences(sequences: Sequence[torch.Tensor], pad_id: int = PAD_ID,
     return out
 
 
-def _as_padded(name: str, x: torch.Tensor | Sequence[torch.Tensor], pad_id: int) -> torch.Tensor:
-    if isinstance(x, torch.Tensor):
-        Shapes().tensor(name, x, "B L", dtype="int")
-        return x.long()
-    return pad_sequences(x, pad_id)
+def _as_padded(name: str, x: torch.Tensor | Sequence[torch.Tensor], pad_id: int, shapes: Shapes,
+               spec: str) -> torch.Tensor:
+    padded = x if isinstance(x, torch.Tensor) else _pad(name, x, pad_id, None)
+    check_token_ids(name, padded, None, spec, shapes)
+    return padded.long()
 
 
 def shift_targets(tgt: torch.Tensor, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
@@ -97,12 +108,21 @@ def shift_targets(tgt: torch.Tensor, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
         tgt_in (B, L + 1) = bos, y_1 .. y_n, padding and tgt_out (B, L + 1) = y_1 .. y_n, eos,
         padding.
     """
-    Shapes().tensor("tgt", tgt, "B L", dtype="int")
-    _check_ids(pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
+    return _shift("tgt", tgt, pad_id, bos_id, eos_id)
+
+
+def _shift(name: str, tgt: torch.Tensor, pad_id: int, bos_id: int, eos_id: int,
+           ) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`shift_targets`, its errors naming the argument ``name``."""
+    Shapes().tensor(name, tgt, "B L", dtype="int")
+    check_ids(pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
     real = tgt != pad_id  # (B, L)
     lengths = real.sum(dim=1)  # (B,)
-    if bool((real != (torch.arange(tgt.shape[1]) < lengths[:, None])).any()):
-        raise ValueError("tgt must hold each row's tokens first and padding only after them")
+    misplaced = real != (torch.arange(tgt.shape[1], device=tgt.device) < lengths[:, None])
+    if bool(misplaced.any()):
+        row = int(misplaced.any(dim=1).nonzero()[0])
+        raise ValueError(f"{name} must hold each row's tokens first and padding only after them; "
+                         f"got row {row} = {tgt[row].tolist()}")
     bos = torch.full((tgt.shape[0], 1), bos_id, dtype=torch.long)
     pad = torch.full((tgt.shape[0], 1), pad_id, dtype=torch.long)
     tgt_in = torch.cat([bos, tgt.long()], dim=1)  # (B, L + 1)
@@ -121,7 +141,7 @@ def wrap_sources(src: torch.Tensor, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
     after the last symbol), not only through the padding mask.
     """
     Shapes().tensor("src", src, "B S", dtype="int")
-    tgt_in, _ = shift_targets(src, pad_id, bos_id, eos_id)  # bos, x_1 .. x_n, padding
+    tgt_in, _ = _shift("src", src, pad_id, bos_id, eos_id)  # bos, x_1 .. x_n, padding
     lengths = (src != pad_id).sum(dim=1)  # (B,)
     pad = torch.full((src.shape[0], 1), pad_id, dtype=torch.long)
     return torch.cat([tgt_in, pad], dim=1).scatter(1, lengths[:, None] + 1, eos_id)  # (B, S + 2)
@@ -137,10 +157,9 @@ def make_batch(src: Sequences, tgt: Sequences, *, pad_id: int = PAD_ID, bos_id: 
         wrap_source: put each source between bos and eos (see :func:`wrap_sources`).
     """
     check_int("pad_id", pad_id, low=0)
-    src, tgt = _as_padded("src", src, pad_id), _as_padded("tgt", tgt, pad_id)
-    if src.shape[0] != tgt.shape[0]:
-        raise ValueError(f"src and tgt must hold the same number of sequences B; got src shape "
-                         f"{tuple(src.shape)} and tgt shape {tuple(tgt.shape)}")
+    shapes = Shapes()  # src and tgt must hold the same number of sequences B
+    src = _as_padded("src", src, pad_id, shapes, "B S")
+    tgt = _as_padded("tgt", tgt, pad_id, shapes, "B L")
     check_instance("wrap_source", wrap_source, bool)
     if wrap_source:
         src = wrap_sources(src, pad_id, bos_id, eos_id)  # (B, S + 2)

@@ -54,9 +54,18 @@ def _dtype_kind(x: np.ndarray | torch.Tensor) -> str:
 _DTYPE_WORDS = {"float": "floating-point", "int": "integer", "bool": "boolean"}
 
 
-def check_dtype(name: str, x: np.ndarray | torch.Tensor, dtype: str | None) -> None:
-    """Check that ``x`` has a floating-point, integer or boolean dtype (``dtype`` None: any)."""
-    if dtype is not None and _dtype_kind(x) != dtype:
+def check_dtype(name: str, x: np.ndarray | torch.Tensor, dtype: str | torch.dtype | None,
+                ) -> None:
+    """Check that ``x`` has a floating-point, integer or boolean dtype (``dtype`` None: any).
+
+    A torch dtype (a module's parameters') asks for exactly that dtype, or for any floating-point
+    one while autocast is on for ``x``'s device (autocast casts inside the module).
+    """
+    if isinstance(dtype, torch.dtype):
+        check_dtype(name, x, "float")
+        if x.dtype != dtype and not torch.is_autocast_enabled(x.device.type):
+            raise TypeError(f"{name} must have dtype {dtype} (the module's); got {x.dtype}")
+    elif dtype is not None and _dtype_kind(x) != dtype:
         raise TypeError(f"{name} must have a{'n' if dtype == 'int' else ''} "
                         f"{_DTYPE_WORDS[dtype]} dtype; got {x.dtype}")
 
@@ -112,17 +121,18 @@ class Shapes:
         parts = [f"{d}={self.sizes[d]}" if d in self.sizes else d for d in spec.split()]
         return f"({', '.join(parts)})"
 
-    def tensor(self, name: str, x: Any, spec: str, *, dtype: str | None = "float",
+    def tensor(self, name: str, x: Any, spec: str, *, dtype: str | torch.dtype | None = "float",
                kind: ArrayKind | tuple[ArrayKind, ...] = torch.Tensor) -> dict[str, int]:
         """Check ``x`` against ``spec`` (dimension names, ``...`` for any leading dimensions),
         bind the names it fixes, and return every size bound so far.
 
         Args:
-            dtype: "float", "int", "bool" or None (any).
+            dtype: "float", "int", "bool", None (any) or a torch dtype (see :func:`check_dtype`).
             kind: the allowed array type(s).
         """
         kinds = kind if isinstance(kind, tuple) else (kind,)
-        what = f"{_DTYPE_WORDS[dtype] + ' ' if dtype else ''}{_kind_words(kinds)}"
+        words = _DTYPE_WORDS["float"] if isinstance(dtype, torch.dtype) else _DTYPE_WORDS.get(dtype)
+        what = f"{words + ' ' if words else ''}{_kind_words(kinds)}"
         if not isinstance(x, kinds):
             raise TypeError(f"{name} must be {_a(what)} of shape {self.describe(spec)}; "
                             f"got {type(x).__name__}")
@@ -196,15 +206,16 @@ class Shapes:
             raise TypeError(f"{name} must be boolean (True = may attend); got dtype {mask.dtype}")
 
 
-def check_token_ids(name: str, tokens: Any, vocab_size: int, spec: str = "B T",
+def check_token_ids(name: str, tokens: Any, vocab_size: int | None, spec: str = "B T",
                     shapes: Shapes | None = None, *, max_len: int | None = None,
                     ) -> dict[str, int]:
     """Check integer token ids in [0, vocab_size) of shape ``spec``, at most ``max_len`` long
-    (and ``vocab_size`` itself, a positive int).
+    (and ``vocab_size`` itself, a positive int; None: any non-negative id).
 
     Returns the sizes bound by ``shapes`` (a new :class:`Shapes` if None).
     """
-    check_int("vocab_size", vocab_size)
+    if vocab_size is not None:
+        check_int("vocab_size", vocab_size)
     shapes = Shapes() if shapes is None else shapes
     sizes = shapes.tensor(name, tokens, spec, dtype="int")
     if max_len is not None and tokens.shape[-1] > max_len:
@@ -212,10 +223,35 @@ def check_token_ids(name: str, tokens: Any, vocab_size: int, spec: str = "B T",
                          f"{shapes.describe(spec)}; got shape {tuple(tokens.shape)}")
     if tokens.device.type != "meta":
         low, high = int(tokens.min()), int(tokens.max())
-        if low < 0 or high >= vocab_size:
-            raise ValueError(f"{name} must hold token ids in [0, {vocab_size}); got ids from "
-                             f"{low} to {high}")
+        if low < 0 or (vocab_size is not None and high >= vocab_size):
+            ids = (f"token ids in [0, {vocab_size})" if vocab_size is not None
+                   else "non-negative token ids")
+            raise ValueError(f"{name} must hold {ids}; got ids from {low} to {high}")
     return sizes
+
+
+def check_ids(*, high: int | None = None, **ids: Any) -> None:
+    """Check special token ids (``bos_id=1, eos_id=2, ...``): ints in [0, high], all different."""
+    for name, value in ids.items():
+        check_int(name, value, low=0, high=high)
+    for i, (a, value) in enumerate(ids.items()):
+        same = [b for b in list(ids)[i + 1:] if ids[b] == value]
+        if same:
+            raise ValueError(f"{a} and {same[0]} must differ; got {a}={value}, "
+                             f"{same[0]}={ids[same[0]]}")
+
+
+def check_device(name: str, device: Any) -> None:
+    """Check a device argument: None, a torch.device or a string torch can parse."""
+    if device is not None and not isinstance(device, str | torch.device):
+        raise TypeError(f"{name} must be a torch.device, a device string such as 'cpu', or None; "
+                        f"got {type(device).__name__} {device!r}")
+    if isinstance(device, str):
+        try:
+            torch.device(device)
+        except RuntimeError as error:
+            raise ValueError(f"{name} must be a device torch knows, such as 'cpu' or 'cuda:0'; "
+                             f"got {device!r}") from error
 
 
 def check_labels(name: str, labels: Any, vocab_size: int, pad_id: int, shapes: Shapes,

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 
 from .batching import PAD_ID
-from .checks import Shapes, check_int, check_number
+from .checks import Shapes, check_ids, check_instance, check_int, check_number, check_token_ids
 from .masks import padding_mask_from_tokens
 
 StepFunction = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
@@ -70,14 +70,17 @@ def _prepare(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_id: i
     config = getattr(model, "config", None)
     pad_id = getattr(config, "pad_id", PAD_ID) if pad_id is None else pad_id
     vocab = getattr(config, "tgt_vocab_size", None)
-    for name, value in (("bos_id", bos_id), ("eos_id", eos_id), ("pad_id", pad_id)):
-        check_int(name, value, low=0, high=None if vocab is None else vocab - 1)
+    check_ids(high=None if vocab is None else vocab - 1, bos_id=bos_id, eos_id=eos_id,
+              pad_id=pad_id)
     if _is_model(model):
         check_int("max_len", max_len, low=2, high=getattr(config, "max_len", None))
         if src_mask is None:
             src_mask = padding_mask_from_tokens(src, pad_id)  # (B, 1, S)
         return model_step_function(model, src, src_mask), pad_id
     if callable(model):
+        if src_mask is not None:
+            raise ValueError(f"src_mask must be None when model is a step function (it has no "
+                             f"encoder to mask); got {type(src_mask).__name__}")
         return model, pad_id
     raise TypeError(f"model must have encode, decode and project methods or be a step function; "
                     f"got {type(model).__name__}")
@@ -87,10 +90,14 @@ def _next_log_probs(step: StepFunction, prefix: torch.Tensor, source_index: torc
                     pad_id: int) -> torch.Tensor:
     """The step's (N, V) log-probabilities, checked, with padding made impossible to choose."""
     log_probs = step(prefix, source_index)
-    V = Shapes(N=prefix.shape[0]).tensor("the step function's output", log_probs, "N V")["V"]
+    name = "model: the step function's output"
+    V = Shapes(N=prefix.shape[0]).tensor(name, log_probs, "N V")["V"]
     if V <= pad_id:
-        raise ValueError(f"the step function's output must have V > pad_id={pad_id} columns; "
+        raise ValueError(f"{name} must have V > pad_id={pad_id} columns; "
                          f"got shape {tuple(log_probs.shape)}")
+    if bool(log_probs.isnan().any()):  # argmax and topk would pick NaN as the best token
+        raise ValueError(f"{name} must not be NaN; got NaN in rows "
+                         f"{log_probs.isnan().any(dim=1).nonzero()[:, 0].tolist()}")
     return log_probs.index_fill(1, torch.tensor([pad_id], device=log_probs.device),
                                 float("-inf"))
 
@@ -126,7 +133,13 @@ def greedy_decode(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_
 
 
 def length_penalty(n: int | torch.Tensor, alpha: float) -> float | torch.Tensor:
-    """lp(n) = ((5 + n) / 6) ** alpha (Wu et al., 2016); 1 for alpha = 0."""
+    """lp(n) = ((5 + n) / 6) ** alpha (Wu et al., 2016); 1 for alpha = 0.
+
+    Args:
+        n: generated tokens (an int >= 0, or a tensor of them). alpha: the exponent, >= 0.
+    """
+    if not isinstance(n, torch.Tensor):
+        check_int("n", n, low=0)
     check_number("alpha", alpha, low=0)
     return ((5 + n) / 6) ** alpha
 
@@ -149,7 +162,8 @@ def beam_search(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_id
     """
     step, pad_id = _prepare(model, src, max_len, bos_id, eos_id, src_mask, pad_id)
     check_int("beam_size", beam_size)
-    length_penalty(0, alpha)  # validates alpha
+    check_number("alpha", alpha, low=0)
+    check_instance("return_scores", return_scores, bool)
     B, k, device = src.shape[0], beam_size, src.device
     source_index = torch.arange(B, device=device).repeat_interleave(k)  # (B*k,)
     tokens = torch.full((B * k, 1), bos_id, dtype=torch.long, device=device)  # (B*k, t)
@@ -217,10 +231,15 @@ def sequence_log_prob(model: Any, src: torch.Tensor, tokens: torch.Tensor, eos_i
     Returns:
         (B,) float log p(tokens[b, 1:] | src[b]), counting positions up to and including EOS.
     """
-    B = Shapes().tensor("src", src, "B S", dtype="int")["B"]
-    if Shapes(B=B).tensor("tokens", tokens, "B L", dtype="int")["L"] < 2:
+    shapes, config = Shapes(), getattr(model, "config", None)
+    shapes.tensor("src", src, "B S", dtype="int")
+    if check_token_ids("tokens", tokens, getattr(config, "tgt_vocab_size", None), "B L", shapes,
+                       max_len=getattr(config, "max_len", None))["L"] < 2:
         raise ValueError(f"tokens must have BOS and at least one token, shape (B, L >= 2); "
                          f"got {tuple(tokens.shape)}")
+    if bool((tokens[:, 0] != tokens[0, 0]).any()):
+        raise ValueError(f"tokens must start every row with the same BOS id; got first column "
+                         f"{tokens[:, 0].tolist()}")
     step, pad_id = _prepare(model, src, tokens.shape[1], int(tokens[0, 0]), eos_id, src_mask,
                             pad_id)
     B = tokens.shape[0]
@@ -232,6 +251,8 @@ def sequence_log_prob(model: Any, src: torch.Tensor, tokens: torch.Tensor, eos_i
         if not bool(active.any()):
             break
         log_probs = _next_log_probs(step, tokens[:, :t], rows, pad_id)
+        if t == 1:  # a step function's vocabulary is known only now
+            check_token_ids("tokens", tokens, log_probs.shape[1], "B L")
         total += torch.where(active, log_probs[rows, tokens[:, t]], 0.0)
         active &= tokens[:, t] != eos_id
     return total

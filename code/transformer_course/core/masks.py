@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import torch
 
-from .checks import Shapes, check_int, check_positive_int
+from .checks import Shapes, check_device, check_int, check_positive_int
 
 
 def causal_mask(T: int, device: torch.device | str | None = None) -> torch.Tensor:
     """(T, T) lower-triangular mask: position t may attend to positions 0..t."""
     check_positive_int("T", T)
+    check_device("device", device)
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()
 
 

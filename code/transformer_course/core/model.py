@@ -122,6 +122,7 @@ class Embeddings(nn.Module):
             check_int(name, value)
         if positional not in POSITIONAL_KINDS:
             raise ValueError(f"positional must be one of {POSITIONAL_KINDS}; got {positional!r}")
+        check_fraction("dropout", dropout)
         self.vocab_size, self.max_len = vocab_size, max_len
         self.token = nn.Embedding(vocab_size, d_model)
         self.scale = math.sqrt(d_model)
@@ -147,7 +148,10 @@ class Residual(nn.Module):
 
     def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float) -> None:
         super().__init__()
+        check_int("d_model", d_model)
         check_fraction("dropout", dropout)
+        check_instance("norm_first", norm_first, bool)
+        check_number("eps", eps, low=0, high=1, low_open=True, high_open=True)
         self.norm = nn.LayerNorm(d_model, eps=eps)
         self.dropout = nn.Dropout(dropout)
         self.norm_first = norm_first
@@ -290,7 +294,7 @@ class Transformer(nn.Module):
         shapes = Shapes(d_model=self.config.d_model)
         check_token_ids("tgt", tgt, self.config.tgt_vocab_size, "B T", shapes,
                         max_len=self.config.max_len)
-        shapes.tensor("memory", memory, "B S d_model")
+        shapes.tensor("memory", memory, "B S d_model", dtype=self.output_projection.weight.dtype)
         _check_mask("src_mask", src_mask, "B T S", shapes, "(B, 1, S) for padding")
         _check_mask("tgt_mask", tgt_mask, "B T T", shapes, "(1, T, T) causal, or (B, T, T)")
         if tgt_mask is None:
@@ -302,7 +306,8 @@ class Transformer(nn.Module):
 
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
         """hidden (B, T, d_model) -> logits (B, T, tgt_vocab_size) (no softmax)."""
-        Shapes(d_model=self.config.d_model).tensor("hidden", hidden, "B T d_model")
+        Shapes(d_model=self.config.d_model).tensor("hidden", hidden, "B T d_model",
+                                                   dtype=self.output_projection.weight.dtype)
         return self.output_projection(hidden)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor, src_mask: torch.Tensor | None = None,
@@ -314,6 +319,9 @@ class Transformer(nn.Module):
             src_mask: (B, 1, S) padding mask, used by the encoder and by cross-attention.
             tgt_mask: (1, T, T) or (B, T, T); None: causal.
         """
+        shapes = Shapes()  # src and tgt must hold the same number of sequences
+        shapes.tensor("src", src, "B S", dtype="int")
+        shapes.tensor("tgt", tgt, "B T", dtype="int")
         memory = self.encode(src, src_mask)
         return self.project(self.decode(tgt, memory, src_mask, tgt_mask))
 

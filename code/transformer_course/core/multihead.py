@@ -60,10 +60,10 @@ class MultiHeadAttention(nn.Module):
         Returns:
             output (B, T_q, d_model) and the per-head weights or None.
         """
-        shapes = Shapes(d_model=self.d_model)
-        B, T_q = shapes.tensor("query", query, "B T_q d_model")["B"], query.shape[1]
-        shapes.tensor("key", key, "B T_k d_model")
-        shapes.tensor("value", value, "B T_k d_model")
+        shapes, dtype = Shapes(d_model=self.d_model), self.w_q.weight.dtype
+        B, T_q = shapes.tensor("query", query, "B T_q d_model", dtype=dtype)["B"], query.shape[1]
+        shapes.tensor("key", key, "B T_k d_model", dtype=dtype)
+        shapes.tensor("value", value, "B T_k d_model", dtype=dtype)
         if mask is not None:
             shapes.mask("mask", mask, "B T_q T_k",
                         example="(B, 1, T_k) for padding, (1, T_q, T_k) for a causal mask")

@@ -17,7 +17,7 @@ def noam_lr(step: int, d_model: int, warmup: int, scale: float = 1.0) -> float:
         step: optimiser step, from 1. d_model: model width. warmup: warm-up steps.
         scale: factor on the whole schedule.
     """
-    check_positive_ints(step=step, d_model=d_model, warmup=warmup)
+    check_positive_ints(d_model=d_model, warmup=warmup, step=step)  # peak_lr passes warmup as step
     check_positive("scale", scale)
     return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
 

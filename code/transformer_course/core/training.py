@@ -19,7 +19,9 @@ from .checks import (
     check_fraction,
     check_instance,
     check_int,
+    check_number,
     check_positive,
+    check_positive_ints,
 )
 from .decoding import beam_search, greedy_decode
 from .loss import label_smoothed_loss
@@ -62,15 +64,15 @@ class TrainConfig:
         check_instance("betas", self.betas, tuple, "tuple (beta_1, beta_2)")
         if len(self.betas) != 2:
             raise ValueError(f"betas must be two numbers (beta_1, beta_2); got {self.betas!r}")
-        for b in self.betas:
-            check_fraction("betas", b)
+        for i, beta in enumerate(self.betas):
+            check_fraction(f"betas[{i}]", beta)
         if self.target_accuracy is not None:
             check_fraction("target_accuracy", self.target_accuracy, include_one=True)
 
     def learning_rate(self, step: int, d_model: int) -> float:
         """The rate at ``step``: the paper's schedule, its post-peak part without warm-up, or
         ``constant_lr`` when that is set."""
-        check_int("step", step)
+        check_positive_ints(step=step, d_model=d_model)
         if self.constant_lr is not None:
             return float(self.constant_lr)
         effective = step if self.use_warmup else max(step, self.warmup)
@@ -79,6 +81,11 @@ class TrainConfig:
 
 def make_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Adam:
     """Adam with the config's betas and epsilon; the rate is set at every step."""
+    check_instance("model", model, nn.Module, "torch.nn.Module")
+    check_instance("config", config, TrainConfig)
+    if next(model.parameters(), None) is None:
+        raise ValueError(f"model must have parameters to optimise; got a "
+                         f"{type(model).__name__} with none")
     # fused: one kernel updates every parameter (on CPU a few % faster per step than foreach)
     return torch.optim.Adam(model.parameters(), lr=0.0, betas=config.betas, eps=config.adam_eps,
                             fused=True)
@@ -87,6 +94,11 @@ def make_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Adam:
 def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, batch: Batch, lr: float,
                config: TrainConfig) -> float:
     """One update on ``batch`` at learning rate ``lr``; returns the batch's loss."""
+    check_instance("model", model, nn.Module, "torch.nn.Module")
+    check_instance("optimizer", optimizer, torch.optim.Optimizer, "torch.optim.Optimizer")
+    check_instance("batch", batch, Batch)
+    check_number("lr", lr, low=0, words="a finite number >= 0")
+    check_instance("config", config, TrainConfig)
     for group in optimizer.param_groups:
         group["lr"] = lr
     logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)  # (B, T, V)
@@ -140,6 +152,7 @@ def evaluate(model: nn.Module, batch: Batch, epsilon: float = 0.0) -> Metrics:
     When every teacher-forced prediction of a sequence is right, greedy decoding reproduces it
     exactly, so the sequence accuracy here equals greedy decoding's when it is 1.
     """
+    check_instance("model", model, nn.Module, "torch.nn.Module")
     check_instance("batch", batch, Batch)
     was_training = model.training
     model.eval()
@@ -163,9 +176,12 @@ def evaluate_decoding(model: nn.Module, batch: Batch, *, method: str = "greedy",
     Returns:
         the metrics (loss is nan) and the decoded (B, L) outputs, BOS first.
     """
+    check_instance("model", model, nn.Module, "torch.nn.Module")
     check_instance("batch", batch, Batch)
     if method not in ("greedy", "beam"):
         raise ValueError(f"method must be 'greedy' or 'beam'; got {method!r}")
+    check_int("beam_size", beam_size)  # checked for either method: a bad value is a bad call
+    check_number("alpha", alpha, low=0)
     max_len = batch.tgt_out.shape[1] + 1  # BOS + the longest target + EOS
     was_training = model.training
     model.eval()
@@ -239,8 +255,10 @@ def train(model: nn.Module, batches: Iterator[Batch], config: TrainConfig,
     model.train()
     for step in range(1, config.steps + 1):
         start = time.perf_counter()
+        batch = next(batches, None)
+        _check_batch_item(batch, step, config.steps)
         rates.append(config.learning_rate(step, d_model))
-        losses.append(train_step(model, optimizer, next(batches), rates[-1], config))
+        losses.append(train_step(model, optimizer, batch, rates[-1], config))
         seconds += time.perf_counter() - start
         if held_out is None or not config.eval_every or (step % config.eval_every
                                                         and step != config.steps):
@@ -258,3 +276,13 @@ def train(model: nn.Module, batches: Iterator[Batch], config: TrainConfig,
                 break
     model.eval()
     return TrainResult(tuple(losses), tuple(rates), tuple(checks), seconds, reached)
+
+
+def _check_batch_item(batch: Batch | None, step: int, steps: int) -> None:
+    """Check what ``batches`` yielded for ``step`` (None: it ran out)."""
+    if batch is None:
+        raise ValueError(f"batches must yield a Batch for each of the {steps} steps; "
+                         f"got only {step - 1}")
+    if not isinstance(batch, Batch):
+        raise TypeError(f"batches must yield Batch objects; got {type(batch).__name__} at "
+                        f"step {step}")
