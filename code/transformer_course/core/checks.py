@@ -12,6 +12,7 @@ of one call, so ``shapes.tensor("key", key, "B T_k d_model")`` after the query h
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from numbers import Integral, Real
@@ -26,6 +27,14 @@ DTYPES = ("float", "int", "bool", None)
 
 def _shape(x: Any) -> tuple[int, ...]:
     return tuple(int(s) for s in x.shape)
+
+
+@functools.lru_cache(maxsize=256)
+def _parse_spec(spec: str) -> tuple[bool, tuple[str, ...]]:
+    """``"... T_q d_k"`` as (True, ("T_q", "d_k")): whether leading dimensions are free, and
+    the named ones."""
+    dims = tuple(spec.split())
+    return (True, dims[1:]) if dims and dims[0] == "..." else (False, dims)
 
 
 def _a(words: str) -> str:
@@ -131,41 +140,56 @@ class Shapes:
             kind: the allowed array type(s).
         """
         kinds = kind if isinstance(kind, tuple) else (kind,)
-        words = _DTYPE_WORDS["float"] if isinstance(dtype, torch.dtype) else _DTYPE_WORDS.get(dtype)
-        what = f"{words + ' ' if words else ''}{_kind_words(kinds)}"
         if not isinstance(x, kinds):
+            words = _DTYPE_WORDS["float"] if isinstance(dtype, torch.dtype) else \
+                _DTYPE_WORDS.get(dtype)
+            what = f"{words + ' ' if words else ''}{_kind_words(kinds)}"
             raise TypeError(f"{name} must be {_a(what)} of shape {self.describe(spec)}; "
                             f"got {type(x).__name__}")
-        dims = spec.split()
-        lead = dims[0] == "..."
-        named = dims[1:] if lead else dims
-        shape = _shape(x)
+        lead, named = _parse_spec(spec)
+        shape = tuple(x.shape)
+        lead_dims = shape[:len(shape) - len(named)]
+        own = shape[len(shape) - len(named):]
+        fits = (len(shape) >= len(named) if lead else len(shape) == len(named)) \
+            and 0 not in shape and (not lead or self.batch is None or lead_dims == self.batch)
+        sizes, before = self.sizes, dict(self.sizes)
+        for d, size in zip(named, own, strict=False):
+            if sizes.get(d, size) != size:
+                fits = False
+                break
+            sizes[d] = size  # binds a repeated name too, so its second size must match it
+        if not fits:
+            self.sizes = before
+            self._shape_error(name, spec, _shape(x))
+        check_dtype(name, x, dtype)
+        if lead:
+            self.batch = lead_dims
+        return dict(sizes)
+
+    def _shape_error(self, name: str, spec: str, shape: tuple[int, ...]) -> None:
+        """Raise the ValueError that says how ``shape`` fails ``spec``."""
+        lead, named = _parse_spec(spec)
+        bound = {d: v for d, v in self.sizes.items()}
         expected = self.describe(spec)
         if len(shape) < len(named) or (not lead and len(shape) != len(named)):
             rank = f"at least {len(named)}" if lead else str(len(named))
             raise ValueError(f"{name} must have {rank} dimensions, shape {expected}; got "
                              f"{len(shape)} dimensions, shape {shape}")
-        own = shape[len(shape) - len(named):]
         if 0 in shape:
             raise ValueError(f"{name} must have a positive size in every dimension, shape "
                              f"{expected}; got shape {shape}")
-        clash = [d for d, size in zip(named, own, strict=True) if self.sizes.get(d, size) != size]
-        repeats = [d for d in set(named) if len({s for n, s in zip(named, own, strict=True)
-                                                 if n == d}) > 1]
+        own = shape[len(shape) - len(named):]
+        clash = [d for d, size in zip(named, own, strict=True) if bound.get(d, size) != size]
+        repeats = [d for d in dict.fromkeys(named)
+                   if len({s for n, s in zip(named, own, strict=True) if n == d}) > 1]
         batch_clash = lead and self.batch is not None and shape[:len(shape) - len(named)] != \
             self.batch
-        if clash or repeats or batch_clash:
-            bound = f" with ... = {self.batch}" if batch_clash else ""
-            names = list(dict.fromkeys(clash + repeats))
-            which = ", ".join(names) or "..."
-            verb = "do" if len(names) > 1 else "does"
-            raise ValueError(f"{name} must have shape {expected}{bound}; got shape {shape} "
-                             f"({which} {verb} not match)")
-        check_dtype(name, x, dtype)
-        self.sizes.update(zip(named, shape[len(shape) - len(named):], strict=True))
-        if lead:
-            self.batch = shape[: len(shape) - len(named)]
-        return dict(self.sizes)
+        bound_text = f" with ... = {self.batch}" if batch_clash else ""
+        names = list(dict.fromkeys(clash + repeats))
+        which = ", ".join(names) or "..."
+        verb = "do" if len(names) > 1 else "does"
+        raise ValueError(f"{name} must have shape {expected}{bound_text}; got shape {shape} "
+                         f"({which} {verb} not match)")
 
     def mask(self, name: str, mask: Any, spec: str, *, example: str = "",
              kind: ArrayKind | tuple[ArrayKind, ...] = torch.Tensor) -> None:
