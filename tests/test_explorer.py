@@ -228,3 +228,65 @@ def test_translator_translates_in_the_page_as_python_does(page: Page, tmp_path: 
     assert first_ms > 0
     problems: PageProblems = page.problems
     assert not problems.console_errors and not problems.offsite_requests
+
+
+# --- The viewers on the built site ------------------------------------------------------------
+
+
+def _pages_with_viewers() -> list[str]:
+    from site_utils import HTML, toc_docnames
+
+    return [d for d in toc_docnames()
+            if (HTML / f"{d}.html").is_file()
+            and 'class="ae-mount"' in (HTML / f"{d}.html").read_text(encoding="utf-8")]
+
+
+@pytest.mark.usefixtures("built_site")
+def test_the_site_has_viewers_and_a_translator() -> None:
+    from site_utils import HTML
+
+    pages = _pages_with_viewers()
+    assert {"book/03_multi_head_attention", "book/06_training"} <= set(pages)
+    kinds = {d: (HTML / f"{d}.html").read_text(encoding="utf-8").count('data-kind="translator"')
+             for d in pages}
+    if (HTML / "book/07_translation.html").is_file():
+        assert kinds["book/07_translation"] == 1
+
+
+@pytest.mark.usefixtures("built_site")
+@pytest.mark.parametrize("docname", _pages_with_viewers())
+def test_built_page_viewers_respond(page: Page, docname: str) -> None:
+    """On the built page (from file://, no server): every viewer answers hover, keyboard, head and
+    layer selection; every translator gives Python's translation for the numbers it carries."""
+    from site_utils import HTML
+
+    page.goto((HTML / f"{docname}.html").as_uri())
+    mounts = page.locator(".ae-mount")
+    assert mounts.count() >= 1
+    for i in range(mounts.count()):
+        mount = mounts.nth(i)
+        mount.scroll_into_view_if_needed()
+        data = json.loads(mount.locator("script[type='application/json']").text_content())
+        if mount.get_attribute("data-kind") == "translator":
+            assert data["checks"], "a translator must carry Python's outputs to compare with"
+            for check in data["checks"]:
+                mount.locator("input").fill(str(check["number"]))
+                mount.locator("input").press("Enter")
+                tokens = json.loads(mount.locator(".ae-translator").get_attribute("data-tokens"))
+                assert tokens == check["tokens"], check["number"]
+        rows = mount.locator(".ae-map tbody th")
+        rows.nth(rows.count() - 1).hover()
+        assert mount.locator("tr.ae-active").get_attribute("data-row") == str(rows.count() - 1)
+        rows.first.focus()
+        page.keyboard.press("ArrowDown")
+        assert mount.locator("tr.ae-active").get_attribute("data-row") == str(min(1, rows.count()
+                                                                                  - 1))
+        cells = mount.locator(".ae-map td")
+        before = cells.evaluate_all("cs => cs.map(c => c.dataset.weight)")
+        heads = mount.locator(".ae-heads button")
+        if heads.count() > 1:
+            heads.nth(1).click()
+            assert cells.evaluate_all("cs => cs.map(c => c.dataset.weight)") != before
+    problems: PageProblems = page.problems
+    assert not problems.console_errors, problems.console_errors
+    assert not problems.offsite_requests and not problems.failed_requests

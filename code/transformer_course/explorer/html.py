@@ -104,7 +104,8 @@ def attention_viewer(maps: Sequence[tuple[str, torch.Tensor | np.ndarray]],
 
 def translator(payload: dict[str, Any], source_vocab: dict[str, int], target_tokens: Sequence[str],
                *, split: str, examples: Sequence[int], max_len: int, wrap_source: bool = True,
-               join: str = "", fallback: str = "") -> ExplorerHTML:
+               join: str = "", fallback: str = "",
+               checks: Sequence[tuple[int, Sequence[int]]] = ()) -> ExplorerHTML:
     """The live translator: an input box, the model's greedy translation computed in the page,
     and its cross-attention in the viewer.
 
@@ -117,6 +118,8 @@ def translator(payload: dict[str, Any], source_vocab: dict[str, int], target_tok
         max_len: longest output, BOS included. wrap_source: put the source between BOS and EOS.
         join: how the output pieces are joined ("" for German compounds).
         fallback: HTML shown where JavaScript is off.
+        checks: (number, token ids) pairs that Python's greedy decoding gave for the exported
+            model; stored in the page, so that the site tests can type each number and compare.
     """
     check_instance("payload", payload, dict)
     if not examples:
@@ -125,5 +128,7 @@ def translator(payload: dict[str, Any], source_vocab: dict[str, int], target_tok
     data = {"payload": payload, "maxLen": max_len, "examples": [int(n) for n in examples],
             "source": {"vocab": dict(source_vocab), "split": split, "wrap": wrap_source,
                        "bos": config["bos_id"], "eos": config["eos_id"]},
-            "target": {"tokens": list(target_tokens), "join": join}}
+            "target": {"tokens": list(target_tokens), "join": join},
+            "checks": [{"number": int(n), "tokens": [int(t) for t in tokens]}
+                       for n, tokens in checks]}
     return _mount("translator", data, fallback or "<p>The live translator needs JavaScript.</p>")
