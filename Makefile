@@ -7,8 +7,13 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 # The folder holding _config.yml and _toc.yml (tests point this at throwaway books).
 BOOK ?= .
-# What the execution cache depends on besides the notebooks' own cells.
+# What a chapter's execution depends on besides its own cells (tools/build_book.py): folders of
+# importable code (a chapter depends on the modules it imports, followed through their imports)
+# and files every chapter depends on (the pins).
 CACHE_INPUTS ?= code pyproject.toml requirements.txt
+# Parallel workers: chapters executed at once by `make book` (0: MyST-NB executes them one at a
+# time, as Sphinx reads them), pytest workers in `make test` (0: none). Default: one per core.
+JOBS ?= $(shell env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null || echo 1)
 PORT ?= 8000
 
 .PHONY: help book test notebooks lab serve lint bench clean
@@ -22,18 +27,18 @@ $(INSTALLED): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $@
 
-# --all re-reads every page on every build (cached chapters are not re-executed, only re-rendered):
-# without it Sphinx skips unchanged pages, so a warning failed only the first build and a code
-# change (cache cleared by cache_guard) never re-executed the chapters. The log feeds the tests.
-# The old site goes first, so pages dropped from _toc.yml do not linger in _build/html.
-book: $(INSTALLED)  ## build the HTML course into _build/html (executes changed chapters)
-	$(BIN)/python tools/cache_guard.py $(BOOK)/_build/.jupyter_cache $(CACHE_INPUTS)
-	rm -rf $(BOOK)/_build/html
-	$(BIN)/jupyter-book build --all -W -n --keep-going $(BOOK) 2>&1 | tee $(BOOK)/_build/build.log
+# tools/build_book.py re-executes, in parallel, the chapters whose cells or imported code changed,
+# into the cache MyST-NB reads; then, unless nothing changed since the last successful build, it
+# runs `jupyter-book build --all -W -n --keep-going` into a fresh _build/html, so that a warning
+# fails every build, not only the first. Its output is kept in _build/build.log for the tests.
+book: $(INSTALLED)  ## build the HTML course into _build/html (re-executes the chapters an edit touched)
+	$(BIN)/python tools/build_book.py --jobs $(JOBS) $(BOOK) $(CACHE_INPUTS)
 
+# pytest-xdist spreads the tests over $(JOBS) workers; tests/conftest.py keeps the browser tests
+# (and test_binder.py) together on one worker.
 test: book  ## build the book, then run every test (code, site, browser)
 	CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
 
 notebooks: $(INSTALLED)  ## write every chapter in _toc.yml as a Jupyter notebook into notebooks/
 	@mkdir -p notebooks

@@ -1,0 +1,590 @@
+"""Build the book: re-execute only the chapters an edit touched, in parallel, then run Sphinx.
+
+``make book`` runs this. For every notebook chapter in ``_toc.yml`` (``toc_chapters.py``):
+
+1. **What its execution depends on.** jupyter-cache keys a notebook on its code cells alone, so this
+   adds the rest: the modules its code cells import (``ast``), followed through the import graph of
+   the code folders given as INPUTs (grimp), together with their parent packages (Python runs those
+   too) and the non-Python files in their package folders (data, assets); and the pin files given
+   as INPUTs. One fingerprint of those files per chapter is kept beside the execution cache
+   (``_build/.jupyter_cache.chapters.json``). When a chapter's fingerprint changes, its records
+   are removed from the jupyter-cache, so it re-executes; the other chapters keep theirs.
+2. **Execution, in parallel.** Every chapter that has no cached execution for its current cells
+   runs in jupyter-cache's own worker (``ExecutionWorkerLocalMProc``, what its ``local-parallel``
+   executor uses), one worker per core and the longest chapters first, into the same cache that
+   MyST-NB reads: MyST-NB then finds each of them there ("Using cached notebook") and executes
+   nothing. Each chapter is still one kernel, single-threaded by its own ``setup_notebook()``. A
+   chapter that raises fails the build here with its traceback (the others are still cached).
+3. **The site.** ``jupyter-book build --all -W -n --keep-going`` into a fresh ``_build/html``, its
+   output also written to ``_build/build.log``, exactly as before: every build that does anything
+   reads every page, so a warning fails every build, not only the first. Only when nothing the
+   site is made from has changed since the last *successful* build (``_build/.site-inputs``: the
+   book folder, the INPUTs, the installed packages) and nothing was executed is Sphinx skipped.
+
+Usage: python tools/build_book.py [--jobs N] BOOK [INPUT ...]
+  BOOK: the folder holding _config.yml and _toc.yml.
+  INPUT: a folder of importable code (its packages and top-level modules are what chapters may
+    import) or a file every chapter depends on (pins).
+  --jobs N: parallel chapter executions (default: one per core); 0 leaves execution to MyST-NB,
+    one chapter at a time as Sphinx reads it (the serial build, for comparison).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import toc_chapters  # noqa: E402
+
+FORMAT = 1  # bump when what a fingerprint covers changes: every chapter then re-executes
+PREFIX = "build_book:"
+READ_DATA = {"name": "myst_nb_md", "type": "plugin"}  # MyST-NB's jupyter-cache reader
+# Folders that are never code nor site inputs (build outputs, caches, tool state).
+SKIPPED_DIRS = {"__pycache__", "_build", "notebooks", "node_modules"}
+SKIPPED_SUFFIXES = (".pyc", ".pyo", ".egg-info")
+# jsonschema imports rfc3987-syntax when it is installed (jupyter-events needs it), for "iri"
+# formats that neither this tool nor jupyter-book ever checks; the import compiles 38 Lark grammars,
+# about 1.5 s of CPU in each process - half of a small book's Sphinx build. Both processes skip
+# it (jsonschema then has no "iri" format checker); nothing else changes.
+SKIPPED_IMPORTS = ("rfc3987_syntax",)
+JUPYTER_BOOK = (f"import sys; sys.modules.update(dict.fromkeys({SKIPPED_IMPORTS!r})); "
+                "from jupyter_book.cli.main import main; sys.exit(main())")
+
+
+def emit(message: str) -> None:
+    print(f"{PREFIX} {message}", flush=True)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def shown(path: Path, base: Path) -> str:
+    """``path`` relative to ``base`` (the book) where it is inside it, else absolute: how files
+    are named in messages and stamps."""
+    path = Path(os.path.abspath(path))
+    try:
+        return path.relative_to(Path(os.path.abspath(base))).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def walk_files(root: Path) -> list[Path]:
+    """Every file under ``root`` (symlinks followed), build outputs, caches and hidden entries
+    left out, in a stable order."""
+    found = []
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS
+                         and not d.endswith(SKIPPED_SUFFIXES))
+        found += [Path(folder) / f for f in sorted(files)
+                  if not f.startswith(".") and not f.endswith(SKIPPED_SUFFIXES)]
+    return found
+
+
+# --- what a chapter imports -----------------------------------------------------------------
+
+def imported_names(source: str) -> set[str] | None:
+    """Dotted names a piece of Python may import: ``import a.b`` gives ``a.b``; ``from a import
+    b`` gives ``a`` and ``a.b`` (``b`` may be a submodule); ``importlib.import_module("x")`` and
+    ``__import__("x")`` give ``x``. None when that cannot be told (the code does not parse, or
+    imports a name it computes): the caller then assumes everything.
+
+    Args:
+        source: Python source; IPython magics are allowed (they are translated first).
+    """
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        from IPython.core.inputtransformer2 import TransformerManager
+
+        try:
+            tree = ast.parse(TransformerManager().transform_cell(source))
+        except SyntaxError:
+            return None
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names
+                         if alias.name != "*")
+        elif isinstance(node, ast.Call):
+            func = node.func
+            called = func.id if isinstance(func, ast.Name) else \
+                func.attr if isinstance(func, ast.Attribute) else ""
+            if called in ("import_module", "__import__"):
+                first = node.args[0] if node.args else None
+                if not (isinstance(first, ast.Constant) and isinstance(first.value, str)):
+                    return None
+                names.add(first.value)
+    return names
+
+
+def read_notebook(path: Path) -> Any:
+    """The chapter as MyST-NB's jupyter-cache reader reads it (what the cache hashes)."""
+    from myst_nb.core.read import myst_nb_reader_plugin
+
+    return myst_nb_reader_plugin(str(path))
+
+
+def notebook_imports(notebook: Any) -> list[str] | None:
+    """Sorted names the notebook's code cells import; None when that cannot be told."""
+    names: set[str] = set()
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        found = imported_names(cell.source)
+        if found is None:
+            return None
+        names |= found
+    return sorted(names)
+
+
+# --- the code folders and their import graph ------------------------------------------------
+
+@dataclass
+class Code:
+    """The importable code under the INPUT folders, and the pins."""
+
+    roots: list[Path]
+    pins: list[Path]
+    files: dict[str, Path] = field(default_factory=dict)  # module -> .py or __init__.py
+    packages: set[str] = field(default_factory=set)  # modules that are packages
+    graph: Any = None  # grimp's ImportGraph of the packages (None when there are none)
+
+    @classmethod
+    def load(cls, inputs: Iterable[Path]) -> Code:
+        """Index the modules under the folders in ``inputs``; files in ``inputs`` are pins."""
+        inputs = [Path(p) for p in inputs]
+        code = cls(roots=[p for p in inputs if p.is_dir()], pins=[p for p in inputs if p.is_file()])
+        top_packages = []
+        for root in code.roots:
+            for entry in sorted(root.iterdir()):
+                if entry.name.startswith(".") or entry.name in code.files:
+                    continue
+                if entry.is_file() and entry.suffix == ".py" and entry.stem.isidentifier():
+                    code.files.setdefault(entry.stem, entry)
+                elif entry.is_dir() and (entry / "__init__.py").is_file() \
+                        and entry.name.isidentifier():
+                    top_packages.append(entry.name)
+                    code._index_package(entry.name, entry)
+        if top_packages:
+            import grimp
+
+            saved = list(sys.path)
+            sys.path[:0] = [str(Path(root).resolve()) for root in code.roots]  # grimp looks there
+            try:
+                code.graph = grimp.build_graph(*top_packages, include_external_packages=True,
+                                               cache_dir=None)
+            finally:
+                sys.path[:] = saved
+        return code
+
+    def _index_package(self, name: str, folder: Path) -> None:
+        self.files[name] = folder / "__init__.py"
+        self.packages.add(name)
+        for entry in sorted(folder.iterdir()):
+            if entry.name.startswith(".") or entry.name == "__pycache__":
+                continue
+            if entry.is_dir() and (entry / "__init__.py").is_file():
+                self._index_package(f"{name}.{entry.name}", entry)
+            elif entry.suffix == ".py" and entry.name != "__init__.py":
+                self.files[f"{name}.{entry.stem}"] = entry
+
+    def resolve(self, names: Iterable[str]) -> set[str]:
+        """The modules of ours that importing ``names`` runs: each name's known prefixes."""
+        found = set()
+        for name in names:
+            parts = name.split(".")
+            found.update(m for i in range(1, len(parts) + 1)
+                         if (m := ".".join(parts[:i])) in self.files)
+        return found
+
+    def direct_imports(self, module: str) -> set[str]:
+        """Modules of ours that ``module`` imports."""
+        if self.graph is not None and module in self.graph.modules:
+            return self.resolve(self.graph.find_modules_directly_imported_by(module))
+        names = imported_names(self.files[module].read_text(encoding="utf-8"))
+        return set(self.files) if names is None else self.resolve(names)
+
+    def closure(self, names: Iterable[str] | None) -> set[str]:
+        """Every module of ours that importing ``names`` runs (None: all of them)."""
+        if names is None:
+            return set(self.files)
+        todo, seen = list(self.resolve(names)), set()
+        while todo:
+            module = todo.pop()
+            if module in seen:
+                continue
+            seen.add(module)
+            parts = module.split(".")
+            todo += [".".join(parts[:i]) for i in range(1, len(parts))]  # parent packages
+            todo += self.direct_imports(module)
+        return seen
+
+    def dependency_files(self, modules: set[str]) -> list[Path]:
+        """The files behind ``modules``: their sources, and for each package the files in its
+        folder that no module stands for (data, assets, non-package subfolders)."""
+        files = {self.files[m] for m in modules}
+        for package in modules & self.packages:
+            folder = self.files[package].parent
+            for path in walk_files(folder):
+                inner = path.relative_to(folder).parts
+                # a subpackage's files, and sibling modules, are covered only if imported
+                if len(inner) > 1 and self._is_package_dir(folder, inner[:-1]):
+                    continue
+                if len(inner) == 1 and path.suffix == ".py":
+                    continue
+                files.add(path)
+        return sorted(files) + sorted(self.pins)
+
+    @staticmethod
+    def _is_package_dir(folder: Path, parts: tuple[str, ...]) -> bool:
+        return any((folder.joinpath(*parts[:i]) / "__init__.py").is_file()
+                   for i in range(1, len(parts) + 1))
+
+
+def fingerprint(files: list[Path], base: Path) -> tuple[str, dict[str, str]]:
+    """One digest over ``files`` (names relative to ``base``, and contents), and each file's own
+    digest."""
+    each = {shown(path, base): sha256(path.read_bytes()) for path in files}
+    digest = hashlib.sha256(f"{FORMAT}\0{sys.version}\0".encode())
+    for name, value in sorted(each.items()):
+        digest.update(f"{name}\0{value}\0".encode())
+    return digest.hexdigest(), each
+
+
+def changes(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """Human-readable differences between two ``fingerprint`` file maps."""
+    changed = [f"{n} changed" for n in sorted(before.keys() & after.keys())
+               if before[n] != after[n]]
+    added = [f"{n} is new" for n in sorted(after.keys() - before.keys())]
+    gone = [f"{n} is gone" for n in sorted(before.keys() - after.keys())]
+    return changed + added + gone
+
+
+# --- the book ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Settings:
+    """The execution settings of ``_config.yml`` (Jupyter Book's defaults where unset)."""
+
+    mode: str
+    cache: Path
+    timeout: int
+    allow_errors: bool
+    in_temp: bool
+    exclude: tuple[str, ...]
+
+    @classmethod
+    def of(cls, book: Path) -> Settings:
+        config = yaml.safe_load((book / "_config.yml").read_text()) or {}
+        execute = config.get("execute") or {}
+        mode = execute.get("execute_notebooks", "auto")
+        cache = execute.get("cache") or ""
+        return cls(mode="off" if mode is False else str(mode),
+                   cache=(book / cache) if cache else book / "_build" / ".jupyter_cache",
+                   timeout=int(execute.get("timeout", 30)),
+                   allow_errors=bool(execute.get("allow_errors", False)),
+                   in_temp=bool(execute.get("run_in_temp", False)),
+                   exclude=tuple(execute.get("exclude_patterns") or ()))
+
+
+class Cache:
+    """The jupyter-cache MyST-NB reads, opened only when something has to be looked up there
+    (importing it costs seconds; a no-change build never does)."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._cache = None
+
+    @property
+    def jc(self) -> Any:
+        if self._cache is None:
+            from jupyter_cache import get_cache
+
+            self._cache = get_cache(str(self.path))
+        return self._cache
+
+    def has_executed(self, hashkey: str | None) -> bool:
+        """Whether the cache still holds the execution stored under ``hashkey`` (no import)."""
+        return bool(hashkey) and (self.path / "executed" / hashkey / "base.ipynb").is_file()
+
+    def match(self, notebook: Any) -> Any:
+        """The cache record executed from ``notebook``'s cells, or None."""
+        try:
+            return self.jc.match_cache_notebook(notebook)
+        except KeyError:
+            return None
+
+    def purge(self, path: Path, notebook: Any) -> tuple[int, float | None]:
+        """Remove every cached execution of the chapter at ``path``, and any execution of its
+        current cells cached under another name; return how many, and the longest one's
+        seconds (None when there was none)."""
+        if not (self.path / "global.db").is_file():
+            return 0, None
+        uri = str(Path(path).absolute())
+        records = {r.pk: r for r in self.jc.list_cache_records() if r.uri == uri}
+        if (record := self.match(notebook)) is not None:
+            records[record.pk] = record
+        for pk in sorted(records):
+            self.jc.remove_cache(pk)
+        seconds = [r.data.get("execution_seconds") for r in records.values()]
+        return len(records), max((s for s in seconds if s is not None), default=None)
+
+
+@dataclass
+class Chapter:
+    path: Path  # the source, inside the book
+    name: str  # as shown (relative to the working folder)
+    source_hash: str
+    previous: dict  # its entry in the stamp (empty when none)
+    imports: list[str] | None = None
+    fingerprint: str = ""
+    files: dict[str, str] = field(default_factory=dict)
+    hashkey: str | None = None
+    seconds: float | None = None
+    notebook: Any = None
+
+    def read(self) -> Any:
+        if self.notebook is None:
+            self.notebook = read_notebook(self.path)
+        return self.notebook
+
+    def entry(self) -> dict:
+        return {"source": self.source_hash, "imports": self.imports,
+                "fingerprint": self.fingerprint, "files": self.files, "hashkey": self.hashkey,
+                "seconds": self.seconds}
+
+
+def load_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) and data.get("format") == FORMAT else {}
+
+
+def write_json(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(json.dumps({"format": FORMAT, **data}, indent=1, sort_keys=True) + "\n")
+    temporary.replace(path)
+
+
+def excluded(path: Path, patterns: Iterable[str]) -> bool:
+    posix = PurePosixPath(Path(path).as_posix())
+    return any(posix.match(pattern) for pattern in patterns)
+
+
+def plan(book: Path, inputs: list[Path], settings: Settings, cache: Cache,
+         stamp: dict) -> tuple[list[Chapter], list[Chapter]]:
+    """Fingerprint every notebook chapter, purge the cache of those whose fingerprint changed,
+    and return (every chapter, those to execute)."""
+    code = Code.load(inputs)
+    chapters, to_run = [], []
+    previous = stamp.get("chapters", {})
+    for relative in toc_chapters.chapters(book, notebooks_only=True):
+        path = book / relative
+        chapter = Chapter(path=path, name=Path(relative).as_posix(),
+                          source_hash=sha256(path.read_bytes()),
+                          previous=previous.get(Path(relative).as_posix(), {}))
+        chapters.append(chapter)
+        known = chapter.previous.get("source") == chapter.source_hash
+        chapter.imports = chapter.previous.get("imports") if known \
+            else notebook_imports(chapter.read())
+        modules = code.closure(chapter.imports)
+        chapter.fingerprint, chapter.files = fingerprint(code.dependency_files(modules), book)
+        chapter.seconds = chapter.previous.get("seconds")
+        if excluded(path, settings.exclude):
+            continue
+        if chapter.previous.get("fingerprint") != chapter.fingerprint:
+            why = changes(chapter.previous.get("files", {}), chapter.files) \
+                if chapter.previous else ["no record of the code it last ran against"]
+            removed, seconds = cache.purge(path, chapter.read())
+            chapter.seconds = chapter.seconds if chapter.seconds is not None else seconds
+            shown_why = "; ".join(why[:4]) + (f"; {len(why) - 4} more" if len(why) > 4 else "")
+            dropped = f"; {removed} cached execution(s) dropped" if removed else ""
+            emit(f"{chapter.name}: re-executes: {shown_why}{dropped}")
+        elif known and cache.has_executed(chapter.previous.get("hashkey")):
+            chapter.hashkey = chapter.previous["hashkey"]
+            continue
+        record = cache.match(chapter.read()) if (cache.path / "global.db").is_file() else None
+        if record is not None:
+            chapter.hashkey = record.hashkey
+            chapter.seconds = record.data.get("execution_seconds", chapter.seconds)
+        else:
+            to_run.append(chapter)
+    return chapters, to_run
+
+
+def execute(chapters: list[Chapter], cache: Cache, settings: Settings, jobs: int) -> list[str]:
+    """Execute ``chapters`` into the cache, ``jobs`` at a time, longest (as last measured) first.
+    Returns one message per chapter that failed."""
+    import logging
+    import multiprocessing
+
+    from jupyter_cache.cache.db import NbProjectRecord
+    from jupyter_cache.executors.basic import (
+        ExecutionWorkerLocalMProc,
+        ExecutionWorkerTempMProc,
+        ProcessData,
+    )
+
+    # longest first, by the last execution's seconds; a chapter never executed here goes
+    # first, the largest source first (the best guess there is: it has the most to run)
+    order = sorted(chapters, key=lambda c: (c.seconds is not None, -(c.seconds or 0),
+                                            -c.path.stat().st_size))
+    by_uri = {}
+    work = []
+    for chapter in order:
+        record = cache.jc.add_nb_to_project(str(chapter.path), read_data=READ_DATA)
+        NbProjectRecord.remove_tracebacks([record.pk], cache.jc.db)
+        by_uri[record.uri] = chapter
+        work.append(ProcessData(record.pk, record.uri, cache.jc, settings.timeout,
+                                settings.allow_errors))
+    workers = max(1, min(jobs, len(work)))
+    emit(f"executing {len(work)} chapter(s), {workers} at a time, longest first: "
+         + ", ".join(c.name for c in order))
+    multiprocessing.get_logger().setLevel(logging.ERROR)  # we report the results ourselves
+    cache.jc.db.dispose()  # the workers open their own connections
+    worker = ExecutionWorkerTempMProc() if settings.in_temp else ExecutionWorkerLocalMProc()
+    failures = []
+    with multiprocessing.get_context("fork").Pool(workers) as pool:
+        for status, uri in pool.imap_unordered(worker, work, chunksize=1):
+            chapter = by_uri[uri]
+            if status == 0:
+                record = cache.match(chapter.read())
+                chapter.hashkey = record.hashkey
+                chapter.seconds = record.data.get("execution_seconds")
+                print(f"{chapter.path}: Executed notebook in {chapter.seconds:.2f} seconds "
+                      "[build_book]", flush=True)
+            elif status == 1:
+                traceback = cache.jc.get_project_record(uri).traceback or ""
+                failures.append(f"{chapter.name}: executing the chapter failed:\n{traceback}")
+            else:
+                failures.append(f"{chapter.name}: jupyter-cache could not execute it "
+                                "(its error is above)")
+    return failures
+
+
+# --- the site ------------------------------------------------------------------------------
+
+def site_fingerprint(book: Path, inputs: list[Path]) -> str:
+    """A digest of everything the site is made from: the book folder (pages, configuration,
+    local extensions), the INPUTs, and which packages are installed."""
+    files = set(walk_files(book))
+    for path in inputs:
+        files.update(walk_files(path) if path.is_dir() else [path])
+    digest, _ = fingerprint(sorted(files), book)
+    installed = sorted(os.listdir(sysconfig.get_paths()["purelib"]))
+    return sha256(f"{digest}\0{installed}".encode())
+
+
+def run_sphinx(book: Path, log: Path, lines: list[str]) -> int:
+    """``jupyter-book build --all -W -n --keep-going BOOK`` into a fresh site; its output goes
+    to stdout and, after ``lines``, to ``log``."""
+    html = book / "_build" / "html"
+    if html.exists():
+        shutil.rmtree(html)  # pages dropped from _toc.yml must not linger
+    command = [sys.executable, "-c", JUPYTER_BOOK, "build", "--all", "-W", "-n", "--keep-going",
+               str(book)]  # `jupyter-book build ...`, without the import above
+    with log.open("w", encoding="utf-8") as out:
+        out.writelines(line + "\n" for line in lines)
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, errors="replace")
+        assert process.stdout is not None
+        for line in process.stdout:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            out.write(line)
+        return process.wait()
+
+
+def build(book: Path, inputs: list[Path], jobs: int) -> int:
+    build_dir = book / "_build"
+    settings = Settings.of(book)
+    cache = Cache(settings.cache)
+    stamp_path = settings.cache.with_name(settings.cache.name + ".chapters.json")
+    site_stamp = build_dir / ".site-inputs"
+    log = build_dir / "build.log"
+    lines: list[str] = []
+
+    def say(message: str) -> None:
+        emit(message)
+        lines.append(f"{PREFIX} {message}")
+
+    site = site_fingerprint(book, inputs)
+    caching = settings.mode == "cache"
+    executed, failures = [], []
+    if caching:
+        stamp = load_json(stamp_path)
+        chapters, to_run = plan(book, inputs, settings, cache, stamp)
+        # the fingerprints are recorded before executing: an edit made meanwhile re-executes
+        write_json(stamp_path, {"chapters": {c.name: c.entry() for c in chapters}})
+        if to_run and jobs > 0:
+            started = time.perf_counter()
+            failures = execute(to_run, cache, settings, jobs)
+            executed = [c for c in to_run if c.hashkey]
+            write_json(stamp_path, {"chapters": {c.name: c.entry() for c in chapters}})
+            say(f"executed {len(executed)} of {len(to_run)} chapter(s) in "
+                f"{time.perf_counter() - started:.1f} s with {min(jobs, len(to_run))} worker(s)")
+        elif to_run:
+            say(f"{len(to_run)} chapter(s) left to MyST-NB to execute (--jobs 0)")
+        else:
+            say(f"all {len(chapters)} chapter(s) have a cached execution of their current "
+                "cells and code")
+        if not to_run and site_stamp.is_file() and site_stamp.read_text().strip() == site \
+                and (build_dir / "html" / "index.html").is_file():
+            emit("nothing the site is made from changed since the last successful build: "
+                 f"{build_dir / 'html'} is current ({log} is that build's log)")
+            return 0
+    site_stamp.unlink(missing_ok=True)  # until this build succeeds, the next one is full
+    if failures:
+        for failure in failures:
+            say(failure)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        emit(f"{len(failures)} chapter(s) failed: the site was not built")
+        return 1
+    code = run_sphinx(book, log, lines)
+    if code == 0:
+        site_stamp.write_text(site + "\n")
+    return code
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+                        help="parallel chapter executions (default: one per core; 0: none)")
+    parser.add_argument("book", type=Path)
+    parser.add_argument("inputs", nargs="*", type=Path)
+    args = parser.parse_args(argv)
+    missing = [str(p) for p in [args.book, *args.inputs] if not p.exists()]
+    if missing:
+        parser.error(f"no such path: {', '.join(missing)}")
+    if args.jobs < 0:
+        parser.error(f"--jobs must be 0 or more; got {args.jobs}")
+    return build(args.book, args.inputs, args.jobs)
+
+
+if __name__ == "__main__":
+    for skipped in SKIPPED_IMPORTS:  # see SKIPPED_IMPORTS
+        sys.modules.setdefault(skipped, None)
+    sys.exit(main(sys.argv[1:]))
