@@ -1,6 +1,7 @@
 """`python -m bench`: run the benchmarks, print one table, write JSON under _build/bench/.
 
-    python -m bench                  # everything, full sizes (minutes: it rebuilds the book)
+    python -m bench                  # everything, full sizes (many minutes: it rebuilds the
+                                     # book serially and in parallel, and runs make test)
     python -m bench --only attention,site
     python -m bench --quick          # tiny sizes; what the smoke test runs
 """
@@ -15,12 +16,15 @@ from pathlib import Path
 import yaml
 
 from .attention_bench import AttentionSettings, run_attention_bench
-from .book_bench import BookSettings, run_book_bench
+from .book_bench import CORES, BookSettings, run_book_bench, run_test_bench
 from .report import render
 from .site_bench import page_weights
 
 REPO = Path(__file__).resolve().parent.parent
-SECTIONS = ("book", "training", "attention", "site")
+SECTIONS = ("book", "training", "attention", "site", "test")
+# a module only chapter 6 imports: the "edit one chapter-specific module" rebuild
+TOUCH_MODULE = (REPO / "code" / "transformer_course" / "experiments" / "ch6_training"
+                / "ablations.py")
 
 
 def toc_pages(book: Path) -> list[str]:
@@ -35,12 +39,14 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"comma-separated sections out of {', '.join(SECTIONS)}")
     parser.add_argument("--quick", action="store_true", help="tiny sizes, for the smoke test")
     parser.add_argument("--book", type=Path, default=REPO, help="folder with _config.yml")
-    parser.add_argument("--touch-module", type=Path,
-                        default=REPO / "code" / "transformer_course" / "timing.py")
+    parser.add_argument("--touch-module", type=Path, default=TOUCH_MODULE,
+                        help="a chapter-specific module to edit (harmlessly) and rebuild")
+    parser.add_argument("--jobs", type=int, default=CORES,
+                        help="workers of the parallel builds and of make test (default: cores)")
     parser.add_argument("--cache-inputs", default="", help="CACHE_INPUTS for make book")
     parser.add_argument("--repeats", type=int, default=3,
                         help="repeats of the book builds and training seeds "
-                             "(attention timings take 7 rounds)")
+                             "(attention timings take 7 rounds; make test runs once)")
     parser.add_argument("--out", type=Path, default=REPO / "_build" / "bench" / "results.json")
     args = parser.parse_args(argv)
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
@@ -49,24 +55,29 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--only: unknown sections {unknown}; choose from {list(SECTIONS)}")
     if args.repeats < 1:
         parser.error(f"--repeats must be at least 1; got {args.repeats}")
+    if args.jobs < 1:
+        parser.error(f"--jobs must be at least 1; got {args.jobs}")
 
     results: dict = {"quick": args.quick, "repeats": args.repeats}
     if "book" in sections:
         results["book"] = run_book_bench(BookSettings(
             repo=REPO, book=args.book.resolve(), touch_module=args.touch_module.resolve(),
-            cache_inputs=tuple(args.cache_inputs.split()), repeats=args.repeats))
+            cache_inputs=tuple(args.cache_inputs.split()), repeats=args.repeats,
+            jobs=args.jobs))
     if "training" in sections:
         from .training_bench import run_training_bench
 
         results["training"] = run_training_bench(quick=args.quick, repeats=args.repeats)
     if "attention" in sections:
-        settings = (AttentionSettings(batch=1, heads=2, d_k=8, lengths=(16, 32), repeats=2,
+        settings = (AttentionSettings(batch=1, heads=2, d_k=8, lengths=(16,), repeats=2,
                                       matmul_n=128) if args.quick
                     else AttentionSettings())
         results["attention"] = run_attention_bench(settings)
     if "site" in sections:
         book = args.book.resolve()
         results["site"] = page_weights(book / "_build" / "html", toc_pages(book))
+    if "test" in sections:  # last: after the book is built, as `make test` finds it in CI
+        results["test"] = run_test_bench(REPO, jobs=args.jobs)
 
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(results, indent=2) + "\n")

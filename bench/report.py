@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from .stats import Budget, format_table
 
 MB = 1e6
@@ -11,20 +13,43 @@ def _s(d: dict) -> str:
     return f"{d['median']:.2f} s [{d['min']:.2f}, {d['max']:.2f}] (n={d['repeats']})"
 
 
+def _workers(book: dict) -> str:
+    return f"{book['jobs']} chapters at a time, 1 thread each"
+
+
 def budgets(results: dict) -> list[Budget]:
     """The budget rows the results allow (figures not measured in this run show as such)."""
     rows = []
     book = results.get("book")
     rows.append(Budget("clean make book, all chapters",
-                       book and book["clean"]["median"], 180, "s", "median"))
-    rows.append(Budget("no-change rebuild", book and book["no_change"]["median"], 10, "s",
+                       book and book["clean"]["median"], 120, "s",
+                       f"median; {_workers(book)}" if book else ""))
+    if book:
+        limit = book["slowest_affected_chapter_s"] + 10
+        rows.append(Budget(f"rebuild after editing {Path(book['edited_module']).name}",
+                           book["after_module_edit"]["median"], round(limit, 1), "s",
+                           f"slowest affected chapter ({book['slowest_affected_chapter_s']:.1f} s)"
+                           f" + 10 s; re-executed: {', '.join(book['re_executed']) or 'none'}"))
+    else:
+        rows.append(Budget("rebuild after editing a chapter-specific module", None, 10, "s",
+                           "slowest affected chapter + 10 s"))
+    rows.append(Budget("no-change rebuild", book and book["no_change"]["median"], 3, "s",
                        "median"))
+    determinism = book and book["determinism"]
+    rows.append(Budget("outputs differing, serial vs parallel build",
+                       determinism and len(determinism["differences"]), 0, "",
+                       f"of {determinism['outputs']} outputs; {determinism['timed']} -timed "
+                       "glue values not compared" if determinism else ""))
+    test = results.get("test")
+    rows.append(Budget("make test after the book is built", test and test["seconds"], 150, "s",
+                       f"pytest -n {test['jobs']}: {test['summary']}" if test else ""))
     training = results.get("training")
     if training:
+        from .training_bench import speedup
+
         copy = training["copy"]
         rows.append(Budget("copy task to 100 % held-out", copy["ours"]["time_to_target_s"], 3, "s",
-                           f"seed recipe: {copy['seed']['time_to_target_s']}"
-                           f" s; ours faster: {copy['ours_faster']}"))
+                           f"1 thread; seed / ours: {speedup(copy)}"))
         rev = training["reverse"]
         rows.append(Budget("reverse task to >= 99 %", rev["ours"]["time_to_target_s"], 30, "s",
                            f"held-out accuracy {rev['ours']['accuracy']:.3f}"))
@@ -35,7 +60,8 @@ def budgets(results: dict) -> list[Budget]:
     fast = [r for r in attention["rows"] if r["path"] == "fast"] if attention else []
     worst = max(fast, key=lambda r: r["ratio_to_sdpa"]) if fast else None
     rows.append(Budget("package fast path / SDPA time", worst and worst["ratio_to_sdpa"], 1.1,
-                       "x", f"worst over T (at T={worst['T']})" if worst else ""))
+                       "x", f"median of paired per-round ratios, worst over T (at T={worst['T']});"
+                       f" {attention['settings']['threads']} threads" if worst else ""))
     site = results.get("site")
     chapters = [p for p in site["pages"] if p["page"] != "book/index"] if site else []
     heaviest = max(chapters, key=lambda p: p["own_bytes"]) if chapters else None
@@ -48,11 +74,30 @@ def render(results: dict) -> str:
     parts = []
     book = results.get("book")
     if book:
-        rows = [["clean make book", _s(book["clean"])],
-                ["no-change rebuild", _s(book["no_change"])],
-                ["rebuild after editing one code/ module", _s(book["after_module_edit"])]]
-        rows += [[f"  execute {name}", _s(t)] for name, t in book["chapters"].items()]
-        parts.append("Book\n" + format_table(["figure", "median [min, max]"], rows))
+        rows = [["clean make book, serial (MyST-NB, one chapter at a time, 1 thread)",
+                 _s(book["clean_serial"])],
+                [f"clean make book, parallel ({_workers(book)})", _s(book["clean"])],
+                ["  serial / parallel (median of paired rounds)",
+                 f"{book['serial_over_parallel']:.2f}x"],
+                [f"rebuild after editing {book['edited_module']} "
+                 f"(re-executed: {', '.join(book['re_executed']) or 'none'})",
+                 _s(book["after_module_edit"])],
+                ["no-change rebuild", _s(book["no_change"])]]
+        serial, parallel = book["chapters"], book.get("chapters_parallel", {})
+        rows += [[f"  execute {name}: alone | beside another",
+                  f"{_s(t)} | {_s(parallel[name]) if name in parallel else '-'}"]
+                 for name, t in serial.items()]
+        d = book["determinism"]
+        verdict = "identical" if not d["differences"] else \
+            f"{len(d['differences'])} differ:\n    " + "\n    ".join(d["differences"])
+        parts.append("Book\n" + format_table(["figure", "median [min, max]"], rows)
+                     + f"\nSerial against parallel build, {d['notebooks']} executed notebooks, "
+                       f"{d['outputs']} outputs ({d['timed']} -timed glue values not compared): "
+                       + verdict)
+    test = results.get("test")
+    if test:
+        parts.append(f"make test (pytest -n {test['jobs']}): {test['seconds']:.1f} s, exit "
+                     f"{test['returncode']}: {test['summary']}")
     training = results.get("training")
     if training:
         from .training_bench import render_training

@@ -31,6 +31,14 @@ from .stats import format_table
 TARGETS = {"copy": 1.0, "reverse": 0.99}
 
 
+def time_to_target_at_least(runs: list[dict]) -> float:
+    """A lower bound on the median time to target over ``runs``: a run that never reached the
+    target would have needed more than all its training time (``seconds``), so the median of
+    (time to target, else training time) cannot exceed the true median."""
+    return statistics.median(r["time_to_target_s"] if r["time_to_target_s"] is not None
+                             else r["seconds"] for r in runs)
+
+
 def _run(task: TaskConfig, model_config, config: TrainConfig, seeds: list[int], target: float,
          held_out_size: int) -> dict:
     held_out = held_out_set(task, held_out_size)
@@ -48,6 +56,7 @@ def _run(task: TaskConfig, model_config, config: TrainConfig, seeds: list[int], 
     return {
         "runs": runs,
         "time_to_target_s": statistics.median(reached) if all_reached else None,
+        "time_to_target_at_least_s": time_to_target_at_least(runs),
         "time_to_target": Timing.of(reached).as_dict() if all_reached else None,
         "training_seconds": Timing.of([r["seconds"] for r in runs]).as_dict(),
         "accuracy": statistics.median(r["accuracy"] for r in runs),
@@ -75,8 +84,12 @@ def run_training_bench(*, quick: bool = False, repeats: int = 3) -> dict:
                     target, held_out_size)
         ratio = (seed["time_to_target_s"] / ours["time_to_target_s"]
                  if ours["time_to_target_s"] and seed["time_to_target_s"] else None)
+        # the seed recipe did not reach the target: how much faster ours is at least
+        bound = (seed["time_to_target_at_least_s"] / ours["time_to_target_s"]
+                 if ours["time_to_target_s"] and ratio is None else None)
         results[task.name] = {
             "target": target, "ours": ours, "seed": seed, "seed_over_ours": ratio,
+            "seed_over_ours_at_least": bound, "threads": 1,
             "ours_faster": (ours["time_to_target_s"] is not None
                             and (seed["time_to_target_s"] is None
                                  or ours["time_to_target_s"] < seed["time_to_target_s"])),
@@ -88,6 +101,19 @@ def _fmt(seconds: float | None) -> str:
     return "not reached" if seconds is None else f"{seconds:.2f} s"
 
 
+def speedup(r: dict) -> str:
+    """The seed recipe's time to target over ours: a ratio when both reach the target, a lower
+    bound when only ours does ("≥ N×: seed recipe at 84 % after 8.7 s; ours at 100 % in 1.3 s")."""
+    ours, seed = r["ours"], r["seed"]
+    if r["seed_over_ours"] is not None:
+        return f"{r['seed_over_ours']:.1f}×"
+    if ours["time_to_target_s"] is None:
+        return f"not measured: our recipe did not reach {r['target']:.0%} ({ours['reached_by']})"
+    return (f"≥ {r['seed_over_ours_at_least']:.1f}×: seed recipe at {seed['accuracy']:.0%} "
+            f"after {seed['training_seconds']['median']:.1f} s; ours at {ours['accuracy']:.0%} in "
+            f"{ours['time_to_target_s']:.1f} s").replace("%", " %")
+
+
 def render_training(results: dict) -> str:
     rows = []
     for name, r in results.items():
@@ -96,9 +122,8 @@ def render_training(results: dict) -> str:
             t = x["training_seconds"]
             rows.append([name, f">= {r['target']:.0%}", label, _fmt(x["time_to_target_s"]),
                          x["reached_by"], f"{t['median']:.2f} s", f"{x['accuracy']:.3f}"])
-        ratio = r["seed_over_ours"]
-        rows.append([name, "", "seed / ours (time to target)",
-                     "n/a" if ratio is None else f"{ratio:.1f}x", "", "", ""])
-    return "Training (median over seeds; held-out accuracy by greedy decoding)\n" + format_table(
-        ["task", "target", "recipe", "time to target", "reached", "training time",
-         "final accuracy"], rows)
+        rows.append([name, "", "seed / ours (time to target)", speedup(r), "", "", ""])
+    threads = next(iter(results.values()), {}).get("threads", 1)
+    return (f"Training (median over seeds; {threads} thread; held-out accuracy by greedy "
+            "decoding)\n" + format_table(["task", "target", "recipe", "time to target",
+                                           "reached", "training time", "final accuracy"], rows))

@@ -16,9 +16,11 @@ from site_utils import throwaway_book
 from bench.__main__ import main, toc_pages
 from bench.attention_bench import PATHS, attention_flops
 from bench.book_bench import executed_chapters
+from bench.determinism import compare_executed
 from bench.report import budgets, render
 from bench.stats import Budget, format_table
-from transformer_course.notebook import Timing
+from bench.training_bench import speedup, time_to_target_at_least
+from transformer_course.notebook import TIMED_SUFFIX, Timing
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -52,8 +54,52 @@ def test_attention_flops_formula():
 def test_executed_chapters_parses_build_log():
     log = ("/x/book/01_a.md: Executing notebook using local CWD [mystnb]\n"
            "/x/book/01_a.md: Executed notebook in 12.50 seconds [mystnb]\n"
-           "/x/book/02_b.md: Executed notebook in 3.00 seconds [mystnb]\n")
+           "/x/book/02_b.md: Executed notebook in 3.00 seconds [build_book]\n")
     assert executed_chapters(log) == {"01_a.md": 12.5, "02_b.md": 3.0}
+
+
+def test_speedup_is_a_bound_when_the_seed_recipe_never_reaches_the_target():
+    ours = {"time_to_target_s": 1.3, "accuracy": 1.0, "reached_by": "3/3 seeds"}
+    seed_runs = [{"time_to_target_s": None, "seconds": s} for s in (8.1, 8.7, 9.2)]
+    seed = {"time_to_target_s": None, "accuracy": 0.84,
+            "training_seconds": Timing.of([8.1, 8.7, 9.2]).as_dict(),
+            "time_to_target_at_least_s": time_to_target_at_least(seed_runs)}
+    result = {"target": 1.0, "ours": ours, "seed": seed, "seed_over_ours": None,
+              "seed_over_ours_at_least": seed["time_to_target_at_least_s"] / 1.3}
+    assert speedup(result) == "≥ 6.7×: seed recipe at 84 % after 8.7 s; ours at 100 % in 1.3 s"
+    assert speedup(result | {"seed_over_ours": 3.04}) == "3.0×"
+    assert "did not reach" in speedup(result | {"ours": ours | {"time_to_target_s": None}})
+    # a seed that reached the target counts with its time to target, the others with all theirs
+    assert time_to_target_at_least([{"time_to_target_s": 2.0, "seconds": 5.0},
+                                    {"time_to_target_s": None, "seconds": 4.0},
+                                    {"time_to_target_s": None, "seconds": 6.0}]) == 4.0
+
+
+def _executed(folder: Path, timed: float, value: int) -> Path:
+    """A jupyter_execute folder with one notebook: a glued timing and a glued value."""
+    def glued(name: str, data: object) -> dict:
+        return {"output_type": "display_data", "data": {"text/plain": repr(data)},
+                "metadata": {"scrapbook": {"name": name, "mime_prefix": ""}}}
+
+    cells = [{"cell_type": "markdown", "source": "# t", "metadata": {}},
+             {"cell_type": "code", "source": "x", "execution_count": 1, "metadata": {},
+              "id": f"random-{timed}",  # cell ids differ between any two reads: not compared
+              "outputs": [glued("t" + TIMED_SUFFIX, timed), glued("value", value)]}]
+    (folder / "book").mkdir(parents=True)
+    (folder / "book" / "01.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}}))
+    (folder / "book" / "01.glue.json").write_text(json.dumps(
+        {"t" + TIMED_SUFFIX: {"data": timed}, "value": {"data": value}}))
+    return folder
+
+
+def test_determinism_check_ignores_timings_only(tmp_path):
+    first = _executed(tmp_path / "a", timed=1.5, value=7)
+    same = compare_executed(first, _executed(tmp_path / "b", timed=2.5, value=7))
+    assert same == {"notebooks": 1, "outputs": 1, "timed": 1, "differences": []}
+    other = compare_executed(first, _executed(tmp_path / "c", timed=1.5, value=8))
+    assert other["differences"] == [
+        "book/01.ipynb: code cell 1: output 2 (text/plain) differs at character 0: '7' against '8'",
+        "book/01.glue.json: glued values differ: value"]
 
 
 @pytest.mark.build
@@ -69,11 +115,14 @@ def test_quick_run_of_every_section(tmp_path, capsys):
     assert code == 0
     results = json.loads(out.read_text())
     assert (book / "code" / "tiny.py").read_text() == "VALUE = 1\n"  # edit restored
-    for key in ("clean", "no_change", "after_module_edit"):
+    for key in ("clean", "clean_serial", "no_change", "after_module_edit"):
         assert results["book"][key]["repeats"] == 1 and results["book"][key]["median"] > 0
     assert set(results["book"]["chapters"]) == {"tiny.md"}
+    assert results["book"]["re_executed"] == ["tiny.md"]  # the edited module's one chapter
+    assert results["book"]["determinism"]["differences"] == []
+    assert results["book"]["determinism"]["notebooks"] == 1
     rows = results["attention"]["rows"]
-    assert {(r["path"], r["T"]) for r in rows} == {(p, T) for p in PATHS for T in (16, 32)}
+    assert {(r["path"], r["T"]) for r in rows} == {(p, 16) for p in PATHS}
     assert all(r["median"] > 0 and r["gflops"] > 0 for r in rows)
     assert all(r["ratio_to_sdpa"] == 1.0 for r in rows if r["path"] == "sdpa")
     pages = {p["page"]: p for p in results["site"]["pages"]}
