@@ -34,7 +34,7 @@ $(INSTALLED): requirements.txt pyproject.toml
 book: $(INSTALLED)  ## build the HTML course into _build/html (re-executes the chapters an edit touched)
 	$(BIN)/python tools/build_book.py --jobs $(JOBS) $(BOOK) $(CACHE_INPUTS)
 
-# pytest-xdist spreads the tests over $(JOBS) workers; tests/conftest.py keeps the browser tests
+# pytest-xdist spreads the tests over $(JOBS) workers; tests/xdist_groups.py keeps the browser tests
 # (and test_binder.py) together on one worker.
 test: book  ## build the book, then run every test (code, site, browser)
 	CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \

@@ -1,13 +1,12 @@
-"""Fixtures shared by the pipeline tests (helpers live in site_utils.py), and how `make test`
-spreads the tests over its pytest-xdist workers."""
+"""Fixtures shared by the pipeline tests (helpers live in site_utils.py), and the hook that tells
+pytest-xdist how `make test` spreads the tests over its workers (xdist_groups.py)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 import torch
 from site_utils import require_site
+from xdist_groups import pytest_xdist_make_scheduler  # noqa: F401 -- the hook, for pytest-xdist
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -24,30 +23,3 @@ def one_thread():
 def built_site() -> None:
     """Fail with 'run make book first' when the site has not been built."""
     require_site()
-
-
-# Tests that drive Chromium or JupyterLab run one after another on one worker (`--dist loadgroup`):
-# two browsers at once on a 2-core machine starve each other into timeouts, and they write into
-# the shared _build/screenshots. Every other test writes only under its own tmp_path, the build
-# tests included: each `make book BOOK=<tmp>` has its own _build, cache and stamps, so they may
-# run side by side. (What they do share, the .venv and its .installed stamp, `make test` brings up
-# to date before pytest starts, so none of them reinstalls anything.)
-SERIAL_GROUPS = {"browser": ("test_browser.py", "test_binder.py")}
-
-
-def xdist_group_of(item: pytest.Item) -> str | None:
-    """The xdist group a test must run in, or None when it may run beside any other."""
-    if item.get_closest_marker("browser"):
-        return "browser"
-    name = Path(str(item.fspath)).name
-    for group, modules in SERIAL_GROUPS.items():
-        if name in modules:
-            return group
-    return None
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        group = xdist_group_of(item)
-        if group and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(group))

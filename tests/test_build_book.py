@@ -127,6 +127,25 @@ def test_build_litter_is_no_dependency(project: tuple[Path, Path]) -> None:
     assert _fingerprints(code, pins) == before
 
 
+def test_site_inputs_are_the_sources_not_the_outputs(tmp_path: Path) -> None:
+    """The no-change check: an edit anywhere in the book or the code counts, build outputs and
+    caches do not, and a symlink loop does not hang it."""
+    book = throwaway_book(tmp_path / "book", "# A chapter\n")
+    code = write_package(tmp_path / "code")
+    before = build_book.site_fingerprint(book, [code])
+    for litter in ("_build/html/index.html", ".pytest_cache/x", "book/__pycache__/y.pyc",
+                   "notebooks/01_canary.ipynb"):
+        (book / litter).parent.mkdir(parents=True, exist_ok=True)
+        (book / litter).write_text("output")
+    (book / "book" / "loop").symlink_to(book / "book")
+    assert build_book.site_fingerprint(book, [code]) == before
+    (book / "book" / "01_canary.md").write_text("# A chapter, edited\n")
+    edited = build_book.site_fingerprint(book, [code])
+    assert edited != before
+    (code / "canarypkg" / "unused.py").write_text("X = 1\n")
+    assert build_book.site_fingerprint(book, [code]) != edited
+
+
 def test_command_line_rejects_bad_arguments(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:

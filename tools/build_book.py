@@ -87,8 +87,13 @@ def shown(path: Path, base: Path) -> str:
 def walk_files(root: Path) -> list[Path]:
     """Every file under ``root`` (symlinks followed), build outputs, caches and hidden entries
     left out, in a stable order."""
-    found = []
+    found, seen = [], set()
     for folder, dirs, files in os.walk(root, followlinks=True):
+        key = (os.stat(folder).st_dev, os.stat(folder).st_ino)
+        if key in seen:  # a symlink back up the tree
+            dirs[:] = []
+            continue
+        seen.add(key)
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS
                          and not d.endswith(SKIPPED_SUFFIXES))
         found += [Path(folder) / f for f in sorted(files)
@@ -464,6 +469,8 @@ def execute(chapters: list[Chapter], cache: Cache, settings: Settings, jobs: int
          + ", ".join(c.name for c in order))
     multiprocessing.get_logger().setLevel(logging.ERROR)  # we report the results ourselves
     cache.jc.db.dispose()  # the workers open their own connections
+    # fork: the workers start at once with what this process imported (jupyter-cache, nbclient);
+    # its only other threads are grimp's idle Rayon workers, which hold no lock
     worker = ExecutionWorkerTempMProc() if settings.in_temp else ExecutionWorkerLocalMProc()
     failures = []
     with multiprocessing.get_context("fork").Pool(workers) as pool:
