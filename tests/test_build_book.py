@@ -79,6 +79,20 @@ def test_imported_names() -> None:
     assert build_book.imported_names("def broken(:\n") is None
 
 
+def test_chapters_are_read_as_myst_nb_reads_them(tmp_path: Path) -> None:
+    """MyST Markdown through MyST-NB's reader, notebooks as notebooks: the same code cells."""
+    import nbformat
+
+    markdown = tmp_path / "chapter.md"
+    markdown.write_text(CHAPTER_HEADER + "# C\n\n```{code-cell} ipython3\nimport single\n```\n")
+    notebook = tmp_path / "chapter.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# C"),
+                                                   nbformat.v4.new_code_cell("import single")]),
+                   notebook)
+    for path in (markdown, notebook):
+        assert build_book.notebook_imports(build_book.read_notebook(path)) == ["single"]
+
+
 def test_dependencies_follow_imports_parents_and_package_data(project: tuple[Path, Path]) -> None:
     code, pins = project
     sources = build_book.Code.load([code, pins])

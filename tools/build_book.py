@@ -53,7 +53,10 @@ import toc_chapters  # noqa: E402
 
 FORMAT = 1  # bump when what a fingerprint covers changes: every chapter then re-executes
 PREFIX = "build_book:"
-READ_DATA = {"name": "myst_nb_md", "type": "plugin"}  # MyST-NB's jupyter-cache reader
+# How jupyter-cache reads a chapter as MyST-NB does: MyST Markdown through MyST-NB's own reader
+# plugin, notebooks as they are.
+READ_DATA = {".md": {"name": "myst_nb_md", "type": "plugin"},
+             ".ipynb": {"name": "nbformat", "type": "plugin"}}
 # Folders that are never code nor site inputs (build outputs, caches, tool state).
 SKIPPED_DIRS = {"__pycache__", "_build", "notebooks", "node_modules"}
 SKIPPED_SUFFIXES = (".pyc", ".pyo", ".egg-info")
@@ -142,10 +145,11 @@ def imported_names(source: str) -> set[str] | None:
 
 
 def read_notebook(path: Path) -> Any:
-    """The chapter as MyST-NB's jupyter-cache reader reads it (what the cache hashes)."""
-    from myst_nb.core.read import myst_nb_reader_plugin
+    """The chapter as MyST-NB reads it (what the cache hashes), through the reader of
+    ``READ_DATA`` that jupyter-cache will use too."""
+    from jupyter_cache.readers import get_reader
 
-    return myst_nb_reader_plugin(str(path))
+    return get_reader(READ_DATA[Path(path).suffix])(str(path))
 
 
 def notebook_imports(notebook: Any) -> list[str] | None:
@@ -357,7 +361,7 @@ class Cache:
 @dataclass
 class Chapter:
     path: Path  # the source, inside the book
-    name: str  # as shown (relative to the working folder)
+    name: str  # relative to the book: how messages and the stamp name it
     source_hash: str
     previous: dict  # its entry in the stamp (empty when none)
     imports: list[str] | None = None
@@ -459,7 +463,8 @@ def execute(chapters: list[Chapter], cache: Cache, settings: Settings, jobs: int
     by_uri = {}
     work = []
     for chapter in order:
-        record = cache.jc.add_nb_to_project(str(chapter.path), read_data=READ_DATA)
+        record = cache.jc.add_nb_to_project(str(chapter.path),
+                                            read_data=READ_DATA[chapter.path.suffix])
         NbProjectRecord.remove_tracebacks([record.pk], cache.jc.db)
         by_uri[record.uri] = chapter
         work.append(ProcessData(record.pk, record.uri, cache.jc, settings.timeout,
