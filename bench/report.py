@@ -29,12 +29,13 @@ def budgets(results: dict) -> list[Budget]:
         rows.append(Budget(f"rebuild after editing {Path(book['edited_module']).name}",
                            book["after_module_edit"]["median"], round(limit, 1), "s",
                            f"slowest affected chapter ({book['slowest_affected_chapter_s']:.1f} s)"
-                           f" + 10 s; re-executed: {', '.join(book['re_executed']) or 'none'}"))
+                           f" + 10 s; re-executed: {', '.join(book['re_executed']) or 'none'}; "
+                           f"{_workers(book)}"))
     else:
         rows.append(Budget("rebuild after editing a chapter-specific module", None, 10, "s",
                            "slowest affected chapter + 10 s"))
     rows.append(Budget("no-change rebuild", book and book["no_change"]["median"], 3, "s",
-                       "median"))
+                       "median; executes nothing"))
     determinism = book and book["determinism"]
     rows.append(Budget("outputs differing, serial vs parallel build",
                        determinism and len(determinism["differences"]), 0, "",

@@ -517,6 +517,7 @@ def run_sphinx(book: Path, log: Path, lines: list[str]) -> int:
         shutil.rmtree(html)  # pages dropped from _toc.yml must not linger
     command = [sys.executable, "-c", JUPYTER_BOOK, "build", "--all", "-W", "-n", "--keep-going",
                str(book)]  # `jupyter-book build ...`, without the import above
+    log.parent.mkdir(parents=True, exist_ok=True)
     with log.open("w", encoding="utf-8") as out:
         out.writelines(line + "\n" for line in lines)
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
