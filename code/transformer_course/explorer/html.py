@@ -38,6 +38,9 @@ class ExplorerHTML:
     def __str__(self) -> str:
         return self.markup
 
+    def __repr__(self) -> str:  # the notebook's text/plain form: the same in every run
+        return "<attention explorer: needs a browser with JavaScript>"
+
 
 def _script_json(data: Any) -> str:
     """JSON safe inside a <script> element (no "</" that could close it)."""
