@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import pandas as pd
@@ -14,14 +13,21 @@ from transformer_course.core.model import TransformerConfig
 from transformer_course.core.training import TrainConfig
 from transformer_course.experiments.ch6_training.ablations import (
     DEFAULT_ABLATIONS,
+    PAPER_BASE,
+    PAPER_ROWS,
     Ablation,
     ablation_row,
+    ablation_summary,
     order_free_accuracy,
-    random_order_token_accuracy,
     run_ablations,
 )
 from transformer_course.experiments.ch6_training.task_training import train_on_task
-from transformer_course.experiments.ch6_training.tasks import TaskConfig, TaskData, sample_task
+from transformer_course.experiments.ch6_training.tasks import (
+    TaskConfig,
+    TaskData,
+    sample_task,
+    sequence_keys,
+)
 
 TASK = TaskConfig("reverse", num_symbols=4, min_len=2, max_len=4)
 MODEL = TransformerConfig(TASK.vocab_size, TASK.vocab_size, d_model=16, num_heads=2,
@@ -161,20 +167,72 @@ def test_order_free_accuracy_rejects_bad_input():
         order_free_accuracy(torch.zeros(3, 5, dtype=torch.long), data.tgt)
 
 
-def test_random_order_token_accuracy_matches_enumerating_every_order():
-    data = _pairs()  # "a b c", "a a", "d"
-    right, labels = 0, 0
-    for row, n in zip(data.tgt.tolist(), data.lengths.tolist(), strict=True):
-        symbols = row[:n]
-        orders = list(itertools.permutations(symbols))
-        hits = sum(sum(a == b for a, b in zip(order, symbols, strict=True)) for order in orders)
-        right += hits / len(orders) + 1  # + 1: the EOS label is right
-        labels += n + 1
-    assert random_order_token_accuracy(data) == pytest.approx(right / labels, abs=1e-12)
-    # (1 + 1) / 4 for "a b c", (2 + 1) / 3 for "a a", (1 + 1) / 2 for "d": 7 right of 9 labels.
-    assert random_order_token_accuracy(data) == pytest.approx(7 / 9, abs=1e-12)
-    with pytest.raises(TypeError, match="data"):
-        random_order_token_accuracy(data.tgt)
-    empty = TaskData(data.src[:, :0], data.tgt[:, :0], torch.zeros(3, dtype=torch.long))
-    with pytest.raises(ValueError, match="data"):
-        random_order_token_accuracy(empty)
+def test_runs_stop_on_validation_and_score_on_test(held_out, monkeypatch):
+    import transformer_course.experiments.ch6_training.task_training as training
+
+    validation, test = held_out, sample_task(TASK, 30, torch.Generator().manual_seed(8),
+                                             unique=True)
+    excluded = []
+
+    def spy(*args, exclude=None, **kwargs):
+        excluded.append(exclude)
+        return training_batches(*args, exclude=exclude, **kwargs)
+
+    training_batches = training.task_batches
+    monkeypatch.setattr(training, "task_batches", spy)
+    table = run_ablations(TASK, MODEL, TRAIN, validation, DEFAULT_ABLATIONS[:1], test=test,
+                          keep_losses=True)
+    keys = set(sequence_keys(test.src, TASK.vocab_size).tolist())
+    assert keys <= set(excluded[0].tolist())  # the stream never draws a test pair
+    model, result = train_on_task(TASK, MODEL, TRAIN, validation, exclude=test)
+    row = ablation_row("baseline", 0, model, result, test)
+    assert table["sequence_accuracy"][0] == row["sequence_accuracy"]
+    assert table["cross_entropy"][0] == row["cross_entropy"]  # scored on test, not validation
+    assert ablation_row("baseline", 0, model, result, validation)["cross_entropy"] != \
+        row["cross_entropy"]
+    assert table["losses"][0] == result.losses and len(result.losses) == result.steps
+    with pytest.raises(TypeError, match="test must be a TaskData or None"):
+        run_ablations(TASK, MODEL, TRAIN, validation, DEFAULT_ABLATIONS[:1], test=test.src)
+
+
+def test_summary_rows_by_hand():
+    nan = float("nan")
+    runs = pd.DataFrame({
+        "variant": ["baseline"] * 3 + ["no label smoothing"] * 3 + ["slow"] * 3,
+        "seed": [0, 1, 2] * 3,
+        "first_step_at_target": [100, 110, 110, 150, nan, 120, nan, nan, 140],
+        "sequence_accuracy": [1.0, 0.997, 1.0, 0.99, 0.5, 1.0, 0.1, 0.2, 1.0]})
+    table = ablation_summary(runs, budget=150)
+    assert table["variant"].tolist() == ["baseline", "no label smoothing", "slow"]
+    steps = table["steps to 100% (seed 0, 1, 2)"].tolist()
+    assert steps == ["100, 110, 110", "150, > 150, 120", "> 150, > 150, 140"]
+    assert table["median steps"].tolist() == ["110", "150", "> 150"]
+    assert table["test sequences right (%)"].tolist() == [
+        "100.0 (99.7–100.0)", "99.0 (50.0–100.0)", "20.0 (10.0–100.0)"]
+    paper = table["the paper's Table 3 (PPL, BLEU)"].tolist()
+    assert paper[0] == f"base: {PAPER_BASE.perplexity:.2f}, {PAPER_BASE.bleu:.1f}"
+    assert paper[1] == "(D) eps_ls = 0: 4.67, 25.3" and paper[2] == ""
+
+
+def test_paper_rows_quote_table_3():
+    assert (PAPER_BASE.perplexity, PAPER_BASE.bleu) == (4.92, 25.8)
+    quoted = {name: (row.perplexity, row.bleu) for name, row in PAPER_ROWS.items()}
+    assert quoted == {"baseline": (4.92, 25.8), "P_drop = 0.1": (5.77, 24.6),
+                      "no label smoothing": (4.67, 25.3), "learned positions": (4.92, 25.7),
+                      "one head": (5.29, 24.9)}
+
+
+def test_summary_rejects_bad_runs():
+    runs = pd.DataFrame({"variant": ["a", "a", "b"], "seed": [0, 1, 0],
+                         "first_step_at_target": [1.0, 2.0, 3.0],
+                         "sequence_accuracy": [1.0, 1.0, 1.0]})
+    with pytest.raises(ValueError, match=r"every seed \[0, 1\] once for each variant; 'b'"):
+        ablation_summary(runs, 10)
+    with pytest.raises(ValueError, match=r"missing \['sequence_accuracy'\]"):
+        ablation_summary(runs.drop(columns="sequence_accuracy"), 10)
+    with pytest.raises(ValueError, match="at least one run"):
+        ablation_summary(runs.iloc[:0], 10)
+    with pytest.raises(ValueError, match="budget"):
+        ablation_summary(runs, 0)
+    with pytest.raises(TypeError, match="runs"):
+        ablation_summary(runs.to_dict(), 10)

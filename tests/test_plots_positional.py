@@ -28,9 +28,12 @@ def test_every_figure_function_returns_a_figure():
         plots.plot_encoding_curves(table, [0, 1, 5]),
         plots.plot_wavelengths(sinusoidal_wavelengths(8)),
         plots.plot_similarity_vs_offset(offsets, np.ones((2, 7)), [3, 9], "dot"),
-        plots.plot_shift_maps({"one": np.eye(4), "two": -np.eye(4)}),
+        plots.plot_encoding_circle(table, [0, 2], positions=12, shift=3),
         plots.plot_extrapolation(curves, curves, train_len=4, chance=0.1),
     ]
+    circle = figures[4].axes[0]
+    assert circle.collections[0].get_offsets().shape == (12, 2)  # one point per position
+    assert np.allclose(np.hypot(*circle.collections[0].get_offsets().T), 1.0)
     for fig in figures:
         assert isinstance(fig, Figure)
         assert fig.axes
@@ -48,7 +51,9 @@ def test_figures_reject_bad_inputs():
         plots.plot_wavelengths(np.zeros((2, 2)))
     with pytest.raises(ValueError, match="similarity must have 2 dimensions"):
         plots.plot_similarity_vs_offset(np.arange(3), np.zeros(3), [0], "dot")
-    with pytest.raises(ValueError, match="one must have 2 dimensions"):
-        plots.plot_shift_maps({"one": np.zeros(3)})
+    with pytest.raises(ValueError, match="pairs must be indices of whole"):
+        plots.plot_encoding_circle(sinusoidal_encoding_numpy(20, 8), [4], 10, 2)
+    with pytest.raises(ValueError, match="0 < shift < positions"):
+        plots.plot_encoding_circle(sinusoidal_encoding_numpy(20, 8), [0], 10, 10)
     with pytest.raises(ValueError, match="a must have 1 dimensions"):
         plots.plot_extrapolation({"a": np.zeros((2, 2))}, {}, 2, 0.1)

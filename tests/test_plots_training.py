@@ -47,6 +47,29 @@ def test_training_curves_and_masks_and_attention():
     assert len(fig.axes) == 3  # two heads and a colour bar
 
 
+def test_length_generalisation_and_warmup_figures():
+    import pandas as pd
+
+    table = pd.DataFrame({"length": [3, 4, 5], "sequence accuracy": [1.0, 0.5, 0.0]})
+    fig = plots.plot_length_generalisation([table, table], [np.ones(5), np.zeros(5)],
+                                           trained_max_len=4, chance=0.1)
+    left, right = fig.axes
+    assert left.lines[0].get_ydata().tolist() == [1.0, 0.5, 0.0]
+    assert right.lines[1].get_xdata().tolist() == [1, 2, 3, 4, 5]
+    curves = {"a": [[3.0, 2.0, 1.0], [3.0, 1.0]], "b": [[2.0, 2.0, 2.0]]}
+    fig = plots.plot_warmup_losses(curves, steps=2)
+    medians = [line.get_ydata().tolist() for line in fig.axes[0].lines]
+    assert medians == [[3.0, 1.5], [2.0, 2.0]]  # per step, over the runs still going
+    with pytest.raises(ValueError, match="one entry per model"):
+        plots.plot_length_generalisation([table], [], 4, 0.1)
+    with pytest.raises(ValueError, match="'length' and 'sequence accuracy'"):
+        plots.plot_length_generalisation([table.drop(columns="length")], [np.ones(3)], 4, 0.1)
+    with pytest.raises(ValueError, match="curves must hold at least one setting"):
+        plots.plot_warmup_losses({}, 3)
+    with pytest.raises(ValueError, match=r"curves\['a'\] must hold"):
+        plots.plot_warmup_losses({"a": [[]]}, 3)
+
+
 def test_bad_input():
     with pytest.raises(ValueError, match="warmups"):
         plots.plot_lr_schedules(64, [], 10)

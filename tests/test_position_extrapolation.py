@@ -20,7 +20,7 @@ SMALL = CopyTaskConfig(vocab_size=8, d_model=16, train_len=8, test_len=20, batch
 
 
 
-@pytest.mark.parametrize("position", ["none", "sinusoidal", "learned"])
+@pytest.mark.parametrize("position", ["none", "sinusoidal", "learned", "rope"])
 def test_model_shapes_and_causality(position):
     torch.manual_seed(0)
     model = CopyBackModel(SMALL, position).eval()
@@ -36,6 +36,33 @@ def test_model_shapes_and_causality(position):
     weights = model.weight_on_target(tokens)
     assert weights.shape == (12,) and np.isnan(weights[0])
     assert np.all((weights[1:] >= 0) & (weights[1:] <= 1))
+
+
+def test_rope_scores_depend_on_offsets_only():
+    # The same token at every position: with RoPE, query 11's weights on its last six keys
+    # (offsets 5 .. 0), renormalised, are query 5's weights on all of its six keys. With a
+    # learned table every position has its own vector, so they differ.
+    torch.manual_seed(0)
+    tokens = torch.full((1, 12), 3)
+    for position, same in (("rope", True), ("learned", False)):
+        model = CopyBackModel(SMALL, position).eval()
+        if position == "learned":
+            torch.nn.init.normal_(model.positions.embedding.weight, std=1.0)
+        with torch.no_grad():
+            _, weights = model._attend(tokens, need_weights=True)  # (1, h, T, T)
+        late, early = weights[0, 0, 11, 6:], weights[0, 0, 5, :6]
+        assert torch.allclose(late / late.sum(), early / early.sum(), atol=1e-5) is same
+
+
+def test_weight_by_offset_sums_each_query_to_one():
+    torch.manual_seed(0)
+    model = CopyBackModel(SMALL, "rope").eval()
+    tokens = torch.randint(SMALL.vocab_size, (4, 15))
+    by_offset = model.weight_by_offset(tokens, first_query=3)
+    assert by_offset.shape == (15,) and by_offset.sum() == pytest.approx(1.0)
+    assert by_offset[1] == pytest.approx(np.nanmean(model.weight_on_target(tokens)[3:]))
+    with pytest.raises(ValueError, match=r"first_query must be an int in \[0, T\)"):
+        model.weight_by_offset(tokens, first_query=15)
 
 
 def test_batch_targets_are_shifted_tokens():

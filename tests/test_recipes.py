@@ -75,3 +75,49 @@ def test_recipes_reject_bad_input():
         recipes.held_out_set(None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="n"):
         recipes.held_out_set(TaskConfig("copy", num_symbols=2, min_len=1, max_len=1), 5)
+
+
+def test_validation_and_test_sets_are_disjoint_and_fixed():
+    validation, test = recipes.held_out_split(recipes.COPY_TASK, 50, 80)
+    assert (len(validation), len(test)) == (50, 80)
+    vocab = recipes.COPY_TASK.vocab_size
+    keys = set(sequence_keys(validation.src, vocab).tolist())
+    test_keys = set(sequence_keys(test.src, vocab).tolist())
+    assert len(keys) == 50 and len(test_keys) == 80 and not keys & test_keys
+    again, _ = recipes.held_out_split(recipes.COPY_TASK, 50, 80)
+    assert torch.equal(again.src, validation.src)
+    with pytest.raises(ValueError, match="test"):
+        recipes.held_out_split(recipes.COPY_TASK, 10, 0)
+
+
+def test_longer_set_holds_only_untrained_lengths():
+    task = recipes.COPY_TASK
+    longer = recipes.longer_set(task, 14, 200)
+    assert longer.lengths.min() == task.max_len + 1 and longer.lengths.max() == 14
+    assert longer.src.shape == (200, 14) and torch.equal(longer.src, longer.tgt)  # copy task
+    assert recipes.small_model(task).max_len >= 14 + 2  # the recipe's model can read them
+    with pytest.raises(ValueError, match="max_len must exceed the task's max_len 10"):
+        recipes.longer_set(task, 10)
+
+
+def test_paper_peak_scales_the_schedule_to_the_papers_peak():
+    from transformer_course.core.schedule import peak_lr
+
+    config, training = recipes.small_model(recipes.COPY_TASK), recipes.FAST_TRAINING
+    slow = recipes.paper_peak(config, training)
+    assert peak_lr(config.d_model, slow.warmup, slow.lr_scale) == pytest.approx(
+        peak_lr(512, 4000), rel=1e-12)
+    assert slow.learning_rate(slow.warmup, config.d_model) == pytest.approx(
+        recipes.PAPER_PEAK_LR, rel=1e-12)
+    assert slow.warmup == training.warmup and slow.betas == training.betas
+    with pytest.raises(TypeError, match="training"):
+        recipes.paper_peak(config, None)
+
+
+def test_departures_undo_one_setting_each():
+    changes = [(a.name, a.model_changes, a.train_changes, a.task_changes)
+               for a in recipes.RECIPE_DEPARTURES]
+    assert changes == [
+        ("beta_1 = 0.9", {}, {"betas": (0.9, recipes.FAST_TRAINING.betas[1])}, {}),
+        ("P_drop = 0.1", {"dropout": 0.1}, {}, {}),
+        ("uniform lengths", {}, {}, {"length_power": 0.0})]

@@ -23,7 +23,7 @@ from transformer_course.core.training import (
     train,
 )
 from transformer_course.experiments.ch6_training.task_training import task_batches, train_on_task
-from transformer_course.experiments.ch6_training.tasks import TaskConfig, sample_task
+from transformer_course.experiments.ch6_training.tasks import TaskConfig, sample_task, sequence_keys
 
 
 def test_schedule_against_the_formula():
@@ -161,6 +161,35 @@ def test_train_on_task_draws_lengths_with_the_configured_power(monkeypatch):
     uniform, biased = torch.cat(seen[:5]).double(), torch.cat(seen[5:]).double()
     # lengths 2..5: mean 3.5 when uniform, (2^4+3^4+4^4+5^4)/(2^3+3^3+4^3+5^3) = 4.37 for power 3
     assert abs(uniform.mean().item() - 3.5) < 0.1 and abs(biased.mean().item() - 4.37) < 0.1
+
+
+def test_train_on_task_never_draws_held_out_or_excluded_pairs(monkeypatch):
+    import transformer_course.experiments.ch6_training.task_training as training
+
+    task, held_out, model_config = tiny_setup()
+    test = sample_task(task, 100, torch.Generator().manual_seed(5), unique=True)
+    drawn = []
+
+    def spy(*args, **kwargs):
+        stream = task_batches(*args, **kwargs)
+        while True:
+            batch = next(stream)
+            drawn.append(batch.src[:, 1:].masked_fill(batch.src[:, 1:] == 2, 0))  # no BOS/EOS
+            yield batch
+
+    monkeypatch.setattr(training, "task_batches", spy)
+    config = TrainConfig(steps=40, batch_size=128, warmup=5, eval_every=0)
+    train_on_task(task, model_config, config, held_out, exclude=test)
+    width = task.max_len
+    seen = torch.cat([torch.nn.functional.pad(s, (0, width - s.shape[1]))[:, :width]
+                      for s in drawn])
+    seen_keys = set(sequence_keys(seen, task.vocab_size).tolist())
+    for data in (held_out, test):
+        assert not seen_keys & set(sequence_keys(data.src, task.vocab_size).tolist())
+    # 40 x 128 draws over 3,900 short sequences: without the exclusion they would meet
+    assert len(seen_keys) > 2000
+    with pytest.raises(TypeError, match="exclude must be a TaskData or None"):
+        train_on_task(task, model_config, config, held_out, exclude=test.src)
 
 
 def test_evaluate_is_perfect_for_a_model_that_predicts_the_labels():

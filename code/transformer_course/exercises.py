@@ -23,6 +23,7 @@ from .core.schedule import noam_lr
 from .experiments.ch1_why_attention.paths import counted_path_length
 from .experiments.ch3_multi_head_attention.numpy_heads import multi_head_attention_numpy
 from .experiments.ch4_positional_encoding.relative_position import relative_position_map
+from .experiments.ch4_positional_encoding.rotary import rotate
 
 
 @dataclass(frozen=True)
@@ -239,6 +240,28 @@ def check_relative_position_map(fn: Callable[[int, int], Any], atol: float = 1e-
                                  "from the block rotation elsewhere")
         worst = max(worst, error)
     return Passed(len(cases), worst)
+
+
+def check_rotary(fn: Callable[[torch.Tensor], torch.Tensor], atol: float = 1e-10) -> Passed:
+    """Check ``fn(x)`` -> x with row t of (..., T, d) rotated by R_t (rotary embeddings), against
+    the package's ``rotate``, and that scores of rotated queries and keys depend on offsets only."""
+    _check_callable(fn)
+    generator = torch.Generator().manual_seed(0)
+    cases = ((1, 1, 2), (2, 5, 4), (1, 12, 8), (3, 40, 16))  # (B, T, d)
+    worst = 0.0
+    for B, T, d in cases:
+        x = torch.randn(B, T, d, dtype=torch.float64, generator=generator)
+        got = fn(x.clone())
+        worst = max(worst, _compare(f"x of shape {(B, T, d)}", got, rotate(x).numpy(), atol))
+    q, k = torch.randn(2, 1, 1, 8, dtype=torch.float64, generator=generator)
+    scores = fn(q.expand(1, 30, 8).clone())[0] @ fn(k.expand(1, 30, 8).clone())[0].T  # (T, T)
+    for offset in range(-29, 30):
+        diagonal = scores.diagonal(offset)
+        if float(diagonal.max() - diagonal.min()) > 1e3 * atol:
+            raise AssertionError(f"the score of the same query and key vectors, rotated, must "
+                                 f"depend only on the offset; at offset {offset} it ranges over "
+                                 f"{float(diagonal.min()):.6g} .. {float(diagonal.max()):.6g}")
+    return Passed(len(cases) + 1, worst)
 
 
 # --- Chapter 5 ---------------------------------------------------------------------------------

@@ -71,19 +71,41 @@ def plot_similarity_vs_offset(offsets: np.ndarray, similarity: np.ndarray,
     return fig
 
 
-def plot_shift_maps(maps: Mapping[str, np.ndarray]) -> Figure:
-    """Side-by-side heat maps of (d_model, d_model) matrices, e.g. analytic and fitted shifts."""
-    fig = plt.figure(figsize=(2.9 * len(maps) + 0.7, 3.3), layout="none")
-    width = 0.86 / len(maps)
-    for index, (title, matrix) in enumerate(maps.items()):
-        check_array(title, matrix, kind=np.ndarray, ndim=2, shape="(d_model, d_model)")
-        ax = fig.add_axes((0.02 + index * width, 0.04, width * 0.92, 0.82))
-        image = ax.imshow(matrix, cmap="RdBu_r", vmin=-1, vmax=1, interpolation="nearest")
-        ax.set_title(title, fontsize="medium")
-        ax.grid(False)
-        ax.set_xticks([])
-        ax.set_yticks([])
-    fig.colorbar(image, cax=fig.add_axes((0.91, 0.12, 0.02, 0.66)))
+def plot_encoding_circle(encoding: np.ndarray, pairs: Sequence[int], positions: int,
+                         shift: int) -> Figure:
+    """Each sine/cosine pair of the encoding as points on the unit circle, one panel per pair.
+
+    Args:
+        encoding: (P, d_model) table. pairs: pair indices i (dimensions 2i, 2i + 1).
+        positions: how many positions (0 .. positions - 1) to draw. shift: an offset k, drawn as
+            arrows from a few positions pos to pos + k (the same angle whatever pos is).
+    """
+    check_array("encoding", encoding, kind=np.ndarray, ndim=2, shape="(P, d_model)")
+    if not pairs or max(pairs) >= encoding.shape[1] // 2 or min(pairs) < 0:
+        raise ValueError(f"pairs must be indices of whole sine/cosine pairs, 0 .. "
+                         f"{encoding.shape[1] // 2 - 1}; got {list(pairs)}")
+    if not 0 < shift < positions <= encoding.shape[0]:
+        raise ValueError(f"0 < shift < positions <= P={encoding.shape[0]} must hold; got "
+                         f"shift={shift}, positions={positions}")
+    fig, axes = plt.subplots(1, len(pairs), figsize=(2.6 * len(pairs) + 0.8, 3.0),
+                             squeeze=False, layout="constrained")
+    circle = np.linspace(0, 2 * np.pi, 200)
+    for ax, pair in zip(axes[0], pairs, strict=True):
+        sine, cosine = encoding[:positions, 2 * pair], encoding[:positions, 2 * pair + 1]
+        ax.plot(np.cos(circle), np.sin(circle), color="0.85", lw=1, zorder=0)
+        points = ax.scatter(sine, cosine, c=np.arange(positions), cmap="viridis", s=14,
+                            zorder=2)
+        for start in (0, positions // 3, 2 * positions // 3):
+            ax.annotate("", (sine[start + shift], cosine[start + shift]),
+                        (sine[start], cosine[start]),
+                        arrowprops={"arrowstyle": "->", "color": "C3", "lw": 1.2})
+        ax.set_aspect("equal")
+        ax.set_xlim(-1.25, 1.25)
+        ax.set_ylim(-1.25, 1.25)
+        ax.set_xlabel(f"dimension {2 * pair} (sine)")
+        ax.set_ylabel(f"dimension {2 * pair + 1} (cosine)")
+        ax.set_title(f"pair {pair}", fontsize="medium")
+    fig.colorbar(points, ax=list(axes[0]), label="position", shrink=0.8)
     return fig
 
 

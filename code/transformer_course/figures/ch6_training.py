@@ -1,11 +1,13 @@
-"""Figures for the training chapter: schedule, label smoothing, masks, curves, attention maps."""
+"""Figures for the training chapter: schedule, label smoothing, masks, curves, attention maps,
+accuracy against length, and the first steps with and without warm-up."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 import torch
 from matplotlib.figure import Figure
 
@@ -130,4 +132,77 @@ def plot_attention_heads(weights: torch.Tensor, query_labels: Sequence[str],
     fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="weight")
     if title:
         fig.suptitle(title)
+    return fig
+
+
+def plot_length_generalisation(by_length: Sequence[pd.DataFrame],
+                               by_position: Sequence[np.ndarray], trained_max_len: int,
+                               chance: float) -> Figure:
+    """Left: whole-sequence accuracy against length. Right: accuracy at each output position of
+    sequences longer than any trained on. One line per model (e.g. per seed).
+
+    Args:
+        by_length: one :func:`generalisation.accuracy_by_length` table per model.
+        by_position: one (L,) array per model, the accuracy at output positions 1 .. L.
+        trained_max_len: the longest length trained on (shaded up to it). chance: 1 / symbols.
+    """
+    check_positive_int("trained_max_len", trained_max_len)
+    if not by_length or len(by_length) != len(by_position):
+        raise ValueError(f"by_length and by_position must hold one entry per model, at least "
+                         f"one; got {len(by_length)} and {len(by_position)}")
+    fig, (left, right) = plt.subplots(1, 2, figsize=(7.6, 3.1), sharey=True)
+    for index, (table, accuracy) in enumerate(zip(by_length, by_position, strict=True)):
+        check_instance(f"by_length[{index}]", table, pd.DataFrame)
+        if not {"length", "sequence accuracy"} <= set(table.columns):
+            raise ValueError(f"by_length[{index}] must have the columns 'length' and "
+                             f"'sequence accuracy'; got {list(table.columns)}")
+        check_array(f"by_position[{index}]", accuracy, kind=np.ndarray, ndim=1, shape="(L,)")
+        style = {"color": f"C{index}", "ms": 3, "lw": 1.2, "label": f"seed {index}"}
+        left.plot(table["length"], table["sequence accuracy"], "o-", **style)
+        right.plot(np.arange(1, len(accuracy) + 1), accuracy, "o-", **style)
+    for ax, xlabel in ((left, "sequence length"), (right, "output position")):
+        ax.axvspan(0.5, trained_max_len + 0.5, color="0.9", zorder=0)
+        ax.set_xlim(left=0.5)
+        ax.set_xlabel(f"{xlabel} (shaded: trained)")
+    right.axhline(chance, color="0.4", ls=":", lw=1, label="chance")
+    left.set_title("whole sequences right", fontsize=10)
+    right.set_title("symbols right, longer sequences", fontsize=10)
+    left.set_ylabel("test accuracy")
+    left.set_ylim(-0.03, 1.03)
+    right.legend(loc="upper right", fontsize="small")
+    return fig
+
+
+def plot_warmup_losses(curves: Mapping[str, Sequence[Sequence[float]]], steps: int) -> Figure:
+    """Training loss over the first ``steps`` steps: per setting, the median over runs (line)
+    and their range (band).
+
+    Args:
+        curves: setting name -> one loss sequence per run (seeds); runs may be shorter than
+            ``steps`` (stopped early), the band then covers the runs still going.
+        steps: how many steps to draw.
+    """
+    check_positive_int("steps", steps)
+    if not curves:
+        raise ValueError("curves must hold at least one setting")
+    fig, ax = plt.subplots(figsize=(6.8, 3.4))
+    styles = ("-", "--", "-", "--")
+    for index, (name, runs) in enumerate(curves.items()):
+        if not runs or any(len(run) == 0 for run in runs):
+            raise ValueError(f"curves[{name!r}] must hold at least one non-empty loss sequence")
+        width = min(steps, max(len(run) for run in runs))
+        table = np.full((len(runs), width), np.nan)
+        for row, run in enumerate(runs):
+            values = np.asarray(run[:width], dtype=float)
+            table[row, : len(values)] = values
+        x = np.arange(1, width + 1)
+        color = f"C{index // 2}"
+        ax.plot(x, np.nanmedian(table, axis=0), ls=styles[index % 4], color=color, lw=1.5,
+                label=name)
+        ax.fill_between(x, np.nanmin(table, axis=0), np.nanmax(table, axis=0), color=color,
+                        alpha=0.15, lw=0)
+    ax.set_xlabel("step")
+    ax.set_ylabel("training loss")
+    ax.set_yscale("log")
+    ax.legend(fontsize="small")
     return fig

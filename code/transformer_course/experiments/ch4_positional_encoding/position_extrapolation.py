@@ -1,10 +1,13 @@
 """A tiny trained test of length extrapolation: copy the token k positions back.
 
 Each input is a row of random tokens; the target at position t is the token at t - offset. One
-causal self-attention layer has to find that token, which it can only do through the positions
-added to the embeddings. Trained on rows of ``train_len`` tokens, the model is then scored position
-by position on rows of ``test_len`` > ``train_len`` tokens: a learned table has never trained its
-rows past ``train_len``, the sinusoidal formula gives those positions vectors all the same.
+causal self-attention layer has to find that token. Positions reach it in one of four ways:
+none at all (only the causal mask tells positions apart), sinusoids or a learned table added to
+the embeddings, or rotary embeddings (RoPE) that rotate queries and keys. Trained on rows of
+``train_len`` tokens, the model is then scored position by position on rows of ``test_len`` >
+``train_len`` tokens: a learned table has never trained its rows past ``train_len``, the
+sinusoidal formula gives those positions vectors all the same, and RoPE's scores depend on
+offsets only, some of which (those of ``train_len`` or more) training never showed it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from transformer_course.core.attention import scaled_dot_product_attention
 from transformer_course.core.checks import check_array, check_positive_int
 from transformer_course.core.masks import causal_mask
 from transformer_course.core.multihead import MultiHeadAttention
@@ -24,7 +28,9 @@ from transformer_course.core.positional import (
     SinusoidalPositionalEncoding,
 )
 
-POSITION_KINDS = ("none", "sinusoidal", "learned")
+from .rotary import rotate
+
+POSITION_KINDS = ("none", "sinusoidal", "learned", "rope")
 
 
 @dataclass(frozen=True)
@@ -57,7 +63,9 @@ class CopyBackModel(nn.Module):
     """Token embedding + positions, one causal self-attention layer, a linear read-out.
 
     Args:
-        config: the task's sizes. position: "none", "sinusoidal" or "learned".
+        config: the task's sizes.
+        position: "none", "sinusoidal" or "learned" (added to the embeddings), or "rope"
+            (queries and keys rotated by their positions, nothing added).
     """
 
     def __init__(self, config: CopyTaskConfig, position: str) -> None:
@@ -71,6 +79,7 @@ class CopyBackModel(nn.Module):
             "none": nn.Identity(),
             "sinusoidal": SinusoidalPositionalEncoding(config.d_model, config.test_len),
             "learned": LearnedPositionalEmbedding(config.d_model, config.test_len),
+            "rope": nn.Identity(),
         }[position]
         self.attention = MultiHeadAttention(config.d_model, config.num_heads)
         self.readout = nn.Linear(config.d_model, config.vocab_size)
@@ -96,6 +105,30 @@ class CopyBackModel(nn.Module):
         result[offset:] = weights[:, :, t, t - offset].double().mean(dim=(0, 1)).numpy()
         return result
 
+    @torch.no_grad()
+    def weight_by_offset(self, tokens: torch.Tensor, first_query: int) -> np.ndarray:
+        """Mean attention weight (over rows, heads and the queries t >= ``first_query``) on the
+        key k positions back, for every offset k.
+
+        Args:
+            tokens: (B, T) ints. first_query: the first query position averaged over, < T.
+
+        Returns:
+            (T,) float64: entry k is the mean weight on key t - k (0 where t - k < 0 counts
+            as no weight), so the entries of each query sum to 1 before averaging.
+        """
+        T = tokens.shape[1] if isinstance(tokens, torch.Tensor) and tokens.ndim == 2 else 0
+        if isinstance(first_query, bool) or not isinstance(first_query, int) or not (
+                0 <= first_query < max(T, 1)):
+            raise ValueError(f"first_query must be an int in [0, T) for tokens of shape "
+                             f"(B, T) with T={T}; got {first_query!r}")
+        _, weights = self._attend(tokens, need_weights=True)  # (B, h, T, T)
+        mean = weights.double().mean(dim=(0, 1))  # (T, T): query t, key s
+        t = torch.arange(first_query, T)[:, None]  # (Q, 1)
+        k = torch.arange(T)[None, :]  # (1, T) offsets
+        on_offset = mean[t, (t - k).clamp(min=0)] * (t - k >= 0)  # (Q, T)
+        return on_offset.mean(dim=0).numpy()
+
     def _attend(self, tokens: torch.Tensor, need_weights: bool,
                 ) -> tuple[torch.Tensor, torch.Tensor | None]:
         check_array("tokens", tokens, kind=torch.Tensor, ndim=2, shape="(B, T)")
@@ -103,7 +136,16 @@ class CopyBackModel(nn.Module):
             raise TypeError(f"tokens must hold integer ids; got dtype {tokens.dtype}")
         x = self.positions(self.embed(tokens) * math.sqrt(self.config.d_model))  # (B, T, d)
         mask = causal_mask(tokens.shape[1], device=tokens.device)[None]  # (1, T, T)
-        return self.attention(x, x, x, mask, need_weights=need_weights)
+        if self.position != "rope":
+            return self.attention(x, x, x, mask, need_weights=need_weights)
+        attn, (B, T, _) = self.attention, x.shape
+        h, d_k = attn.num_heads, attn.d_k
+        q = rotate(attn.w_q(x).view(B, T, h, d_k).transpose(1, 2))  # (B, h, T, d_k)
+        k = rotate(attn.w_k(x).view(B, T, h, d_k).transpose(1, 2))  # (B, h, T, d_k)
+        v = attn.w_v(x).view(B, T, h, d_k).transpose(1, 2)  # (B, h, T, d_k)
+        heads, weights = scaled_dot_product_attention(q, k, v, mask[:, None], scale=attn.scale,
+                                                      need_weights=need_weights)
+        return attn.w_o(heads.transpose(1, 2).reshape(B, T, -1)), weights  # (B, T, d)
 
 
 def copy_task_batch(config: CopyTaskConfig, rows: int, length: int,

@@ -1,15 +1,19 @@
-"""Ablations: retrain with one ingredient removed or changed, same seed and budget, and measure.
+"""Ablations: retrain with one ingredient removed or changed, same seeds and budget, and measure.
 
 Each variant changes the baseline's model configuration or training configuration in one place,
-trains from the same seed with the same budget of steps (stopping early, if the baseline's
-configuration says so, once every held-out sequence is right), and is scored on the same held-out
-set by greedy decoding. A run trained elsewhere (the chapter's baseline, say) is measured the same
-way by :func:`ablation_row`, so it need not be trained twice.
+trains from the same seeds with the same budget of steps (stopping early, if the baseline's
+configuration says so, once every validation sequence is right), and is scored by greedy decoding
+on a test set that neither training nor stopping looked at. A run trained elsewhere (the
+chapter's baseline, say) is measured the same way by :func:`ablation_row`, so it need not be
+trained twice; :func:`ablation_summary` turns the runs into one row per variant, beside the
+paper's own measurement of the same change where its Table 3 has one (``PAPER_ROWS``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+import statistics
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
@@ -18,7 +22,7 @@ import torch
 from torch import nn
 
 from transformer_course.core.batching import EOS_ID, PAD_ID, Batch, make_batch
-from transformer_course.core.checks import check_array, check_instance
+from transformer_course.core.checks import check_array, check_instance, check_positive_int
 from transformer_course.core.model import TransformerConfig
 from transformer_course.core.training import TrainConfig, TrainResult, evaluate, evaluate_decoding
 
@@ -52,6 +56,26 @@ DEFAULT_ABLATIONS = (
 )
 
 
+@dataclass(frozen=True)
+class PaperRow:
+    """One row of the paper's Table 3: English-German development set (newstest2013)."""
+
+    row: str  # the row as the table labels it
+    perplexity: float  # per word-piece
+    bleu: float
+
+
+PAPER_BASE = PaperRow("base", 4.92, 25.8)  # the base model every row of Table 3 changes
+PAPER_ROWS = {  # our variant -> the row of Table 3 that makes the same change
+    "baseline": PAPER_BASE,
+    # The paper removed its dropout; our recipe has none, so its variant adds the paper's.
+    "P_drop = 0.1": PaperRow("(D) P_drop = 0", 5.77, 24.6),
+    "no label smoothing": PaperRow("(D) eps_ls = 0", 4.67, 25.3),
+    "learned positions": PaperRow("(E) learned positional embedding", 4.92, 25.7),
+    "one head": PaperRow("(A) h = 1", 5.29, 24.9),
+}
+
+
 def _check_changes(name: str, changes: Any, config: Any) -> None:
     if not isinstance(changes, dict):
         raise TypeError(f"{name} must be a dict of field names to values; "
@@ -64,13 +88,14 @@ def _check_changes(name: str, changes: Any, config: Any) -> None:
 
 def ablation_row(variant: str, seed: int, model: nn.Module, result: TrainResult,
                  held_out: TaskData, *, keep_outputs: bool = False,
-                 batch: Batch | None = None) -> dict[str, Any]:
+                 keep_losses: bool = False, batch: Batch | None = None) -> dict[str, Any]:
     """One row of :func:`run_ablations`'s table for a trained model and its training record.
 
     Args:
         variant: the row's name. seed: the run's seed. model: the trained model.
         result: its :class:`TrainResult`. held_out: the held-out pairs to decode and score.
         keep_outputs: also store the (n, L) greedy outputs under "outputs".
+        keep_losses: also store the training loss at every step under "losses".
         batch: ``make_batch(held_out.src, held_out.tgt)``, if already built.
     """
     check_instance("variant", variant, str)
@@ -92,31 +117,38 @@ def ablation_row(variant: str, seed: int, model: nn.Module, result: TrainResult,
     }
     if keep_outputs:
         row["outputs"] = outputs
+    if keep_losses:
+        row["losses"] = result.losses
     return row
 
 
 def run_ablations(task: TaskConfig, model_config: Any, train_config: TrainConfig,
                   held_out: TaskData, ablations: Sequence[Ablation] = DEFAULT_ABLATIONS, *,
-                  seeds: Sequence[int] = (0,), keep_outputs: bool = False) -> pd.DataFrame:
-    """Train every variant on every seed and measure it on ``held_out``.
+                  seeds: Sequence[int] = (0,), keep_outputs: bool = False,
+                  keep_losses: bool = False, test: TaskData | None = None) -> pd.DataFrame:
+    """Train every variant on every seed, stopping on ``held_out``, and measure it on ``test``.
 
     Args:
         task: the task. model_config: the baseline ``TransformerConfig``.
         train_config: the baseline training (its ``steps`` is every variant's budget, its
             ``stop_early`` and ``target_accuracy`` decide whether runs stop on success).
-        held_out: the held-out pairs (never drawn for training).
+        held_out: the validation pairs, checked during training (never drawn for training).
         ablations: the variants. seeds: one run per variant and seed.
         keep_outputs: add a column "outputs" with each run's (n, L) greedy outputs.
+        keep_losses: add a column "losses" with each run's training loss at every step.
+        test: the pairs the runs are scored on (never drawn for training either); None: score
+            on ``held_out``.
 
     Returns:
-        one row per run: variant, seed, held-out greedy sequence and token accuracy and
-        teacher-forced cross-entropy (no smoothing, so variants compare) at the end of the run,
-        the first check at ``train_config.target_accuracy`` (NaN if never), steps taken, and the
-        training seconds (see :func:`ablation_row`).
+        one row per run: variant, seed, greedy sequence and token accuracy and teacher-forced
+        cross-entropy (no smoothing, so variants compare) on the test pairs at the end of the
+        run, the first check at ``train_config.target_accuracy`` (NaN if never), steps taken,
+        and the training seconds (see :func:`ablation_row`).
     """
     check_instance("model_config", model_config, TransformerConfig)
     check_instance("train_config", train_config, TrainConfig)
     check_instance("held_out", held_out, TaskData)
+    check_instance("test", test, (TaskData, type(None)), "TaskData or None")
     if isinstance(ablations, Ablation) or not ablations:
         raise ValueError("ablations must be a non-empty sequence of Ablation")
     for i, ablation in enumerate(ablations):
@@ -127,17 +159,69 @@ def run_ablations(task: TaskConfig, model_config: Any, train_config: TrainConfig
         _check_changes(f"ablations[{i}].task_changes", ablation.task_changes, task)
     if isinstance(seeds, int) or not seeds:
         raise ValueError(f"seeds must be a non-empty sequence of ints; got {seeds!r}")
-    batch = make_batch(held_out.src, held_out.tgt)
+    scored = held_out if test is None else test
+    batch = make_batch(scored.src, scored.tgt)
     rows = []
     for ablation in ablations:
         model_cfg = replace(model_config, **ablation.model_changes)
         task_cfg = replace(task, **ablation.task_changes)
         for seed in seeds:
             cfg = replace(train_config, seed=seed, verbose=False, **ablation.train_changes)
-            model, result = train_on_task(task_cfg, model_cfg, cfg, held_out)
-            rows.append(ablation_row(ablation.name, seed, model, result, held_out,
-                                     keep_outputs=keep_outputs, batch=batch))
+            model, result = train_on_task(task_cfg, model_cfg, cfg, held_out, exclude=test)
+            rows.append(ablation_row(ablation.name, seed, model, result, scored,
+                                     keep_outputs=keep_outputs, keep_losses=keep_losses,
+                                     batch=batch))
     return pd.DataFrame(rows)
+
+
+def ablation_summary(runs: pd.DataFrame, budget: int,
+                     paper: Mapping[str, PaperRow] = PAPER_ROWS) -> pd.DataFrame:
+    """One row per variant of :func:`run_ablations`' runs, in their order, for the page.
+
+    Args:
+        runs: the runs (at least the columns variant, seed, first_step_at_target and
+            sequence_accuracy). budget: the runs' budget of steps, named where one was not
+            enough. paper: the paper's rows, by variant name ("" where it has none).
+
+    Returns:
+        columns "variant", "steps to 100% (seed 0, 1, ...)" (steps per seed, "> budget" for a
+        run that never got there), "median steps", "test sequences right (%)" (median and range
+        over the seeds) and "the paper's Table 3 (PPL, BLEU)".
+    """
+    check_instance("runs", runs, pd.DataFrame)
+    check_positive_int("budget", budget)
+    needed = {"variant", "seed", "first_step_at_target", "sequence_accuracy"}
+    if missing := sorted(needed - set(runs.columns)):
+        raise ValueError(f"runs must have the columns of run_ablations; missing {missing}")
+    if runs.empty:
+        raise ValueError("runs must hold at least one run")
+    seeds = sorted(runs["seed"].unique().tolist())
+    rows = []
+    for variant, group in runs.groupby("variant", sort=False):
+        by_seed = group.set_index("seed")
+        if sorted(by_seed.index.tolist()) != seeds:
+            raise ValueError(f"runs must hold every seed {seeds} once for each variant; "
+                             f"{variant!r} has {sorted(by_seed.index.tolist())}")
+        steps = [by_seed.loc[s, "first_step_at_target"] for s in seeds]
+        reached = [math.inf if math.isnan(s) else s for s in steps]
+        median = statistics.median(reached)
+        accuracy = 100 * by_seed["sequence_accuracy"]
+        row = paper.get(variant)
+        rows.append({
+            "variant": variant,
+            f"steps to 100% (seed {', '.join(map(str, seeds))})":
+                ", ".join(f"> {budget}" if math.isinf(s) else str(int(s)) for s in reached),
+            "median steps": f"> {budget}" if math.isinf(median) else f"{median:g}",
+            "test sequences right (%)": _median_range(accuracy.tolist()),
+            "the paper's Table 3 (PPL, BLEU)":
+                "" if row is None else f"{row.row}: {row.perplexity:.2f}, {row.bleu:.1f}",
+        })
+    return pd.DataFrame(rows)
+
+
+def _median_range(values: list[float]) -> str:
+    low, mid, high = min(values), statistics.median(values), max(values)
+    return f"{mid:.1f}" if low == high else f"{mid:.1f} ({low:.1f}–{high:.1f})"
 
 
 def order_free_accuracy(outputs: torch.Tensor, data: TaskData, *, eos_id: int = EOS_ID,
@@ -170,26 +254,6 @@ def order_free_accuracy(outputs: torch.Tensor, data: TaskData, *, eos_id: int = 
     wanted = _counts(data.tgt.long(), vocab, pad_id)  # (n, vocab)
     same_bag = right_length & (said == wanted).all(dim=1)
     return right_length.double().mean().item(), same_bag.double().mean().item()
-
-
-def random_order_token_accuracy(data: TaskData, *, pad_id: int = PAD_ID) -> float:
-    """Expected token accuracy of outputs with each target's symbols in a uniformly random order.
-
-    Such an output ends with EOS at the right place (one label right) and puts, on average,
-    sum_c m_c^2 / n symbols where the target has them (m_c: how often symbol c occurs among the
-    n). Pooled over all labels, EOS included, like :func:`training.accuracies`.
-
-    Args:
-        data: the pairs; their (n, L) targets and (n,) lengths are used.
-    """
-    check_instance("data", data, TaskData)
-    if len(data) == 0 or int(data.lengths.min()) < 1:
-        raise ValueError("data must hold at least one pair, each with at least one symbol")
-    tgt = data.tgt.long()
-    counts = _counts(tgt, int(tgt.max()) + 1, pad_id)  # (n, vocab)
-    lengths = data.lengths.double()
-    in_place = (counts.double() ** 2).sum(dim=1) / lengths  # (n,) expected symbols in place
-    return ((in_place + 1).sum() / (lengths + 1).sum()).item()
 
 
 def _counts(tokens: torch.Tensor, vocab: int, pad_id: int) -> torch.Tensor:

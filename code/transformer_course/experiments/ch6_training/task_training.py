@@ -44,13 +44,15 @@ def task_batches(config: TaskConfig, batch_size: int, generator: torch.Generator
 
 
 def train_on_task(task: TaskConfig, model_config: TransformerConfig, config: TrainConfig,
-                  held_out: TaskData) -> tuple[nn.Module, TrainResult]:
+                  held_out: TaskData, *, exclude: TaskData | None = None,
+                  ) -> tuple[nn.Module, TrainResult]:
     """Seed, build a model, and train it on fresh batches of ``task`` that avoid ``held_out``.
 
     Args:
         task: the synthetic task. model_config: a ``TransformerConfig`` whose vocabularies fit
             the task. config: training settings (its seed seeds everything). held_out: the pairs
-            the training stream never draws, checked during training.
+            the training stream never draws, checked during training (the validation set).
+        exclude: more pairs the stream never draws but training never looks at (the test set).
 
     Returns:
         the trained model (in eval mode) and the :class:`TrainResult`.
@@ -59,6 +61,7 @@ def train_on_task(task: TaskConfig, model_config: TransformerConfig, config: Tra
     check_instance("model_config", model_config, TransformerConfig)
     check_instance("config", config, TrainConfig)
     check_instance("held_out", held_out, TaskData)
+    check_instance("exclude", exclude, (TaskData, type(None)), "TaskData or None")
     for name in ("src_vocab_size", "tgt_vocab_size"):
         if getattr(model_config, name) < task.vocab_size:
             raise ValueError(f"model_config.{name} must be at least the task's vocab_size "
@@ -66,7 +69,8 @@ def train_on_task(task: TaskConfig, model_config: TransformerConfig, config: Tra
     torch.manual_seed(config.seed)
     model = Transformer(model_config)
     generator = torch.Generator().manual_seed(config.seed)
-    exclude = sequence_keys(held_out.src, task.vocab_size)
-    stream = task_batches(task, config.batch_size, generator, exclude=exclude)
+    never = [data for data in (held_out, exclude) if data is not None]
+    keys = torch.cat([sequence_keys(data.src, task.vocab_size) for data in never])  # (m,)
+    stream = task_batches(task, config.batch_size, generator, exclude=keys)
     result = train(model, stream, config, make_batch(held_out.src, held_out.tgt))
     return model, result
