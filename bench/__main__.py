@@ -13,24 +13,24 @@ import json
 import sys
 from pathlib import Path
 
-import yaml
-
 from .attention_bench import AttentionSettings, run_attention_bench
 from .book_bench import CORES, BookSettings, run_book_bench, run_test_bench
 from .report import render
 from .site_bench import page_weights
 
 REPO = Path(__file__).resolve().parent.parent
-SECTIONS = ("book", "training", "attention", "site", "test")
+SECTIONS = ("book", "training", "attention", "site", "explorer", "test")
 # a module only chapter 6 imports: the "edit one chapter-specific module" rebuild
 TOUCH_MODULE = (REPO / "code" / "transformer_course" / "experiments" / "ch6_training"
                 / "ablations.py")
 
 
 def toc_pages(book: Path) -> list[str]:
-    """The root page and every chapter file listed in the book's _toc.yml."""
-    toc = yaml.safe_load((book / "_toc.yml").read_text())
-    return [toc["root"], *(entry["file"] for entry in toc.get("chapters") or [])]
+    """Every page listed in the book's _toc.yml, root first (tools/toc_chapters.py reads it)."""
+    sys.path.insert(0, str(REPO / "tools"))
+    from toc_chapters import toc_files
+
+    return toc_files(book)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,6 +76,12 @@ def main(argv: list[str] | None = None) -> int:
     if "site" in sections:
         book = args.book.resolve()
         results["site"] = page_weights(book / "_build" / "html", toc_pages(book))
+    if "explorer" in sections:
+        from .explorer_bench import run_explorer_bench
+
+        results["explorer"] = run_explorer_bench(args.book.resolve() / "_build" / "html",
+                                                 quick=args.quick,
+                                                 repeats=2 if args.quick else 5)
     if "test" in sections:  # last: after the book is built, as `make test` finds it in CI
         results["test"] = run_test_bench(REPO, jobs=args.jobs)
 

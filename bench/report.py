@@ -63,6 +63,10 @@ def budgets(results: dict) -> list[Budget]:
     rows.append(Budget("package fast path / SDPA time", worst and worst["ratio_to_sdpa"], 1.1,
                        "x", f"median of paired per-round ratios, worst over T (at T={worst['T']});"
                        f" {attention['settings']['threads']} threads" if worst else ""))
+    explorer = results.get("explorer")
+    rows.append(Budget("first translation in the page", explorer and explorer["median_ms"], 200,
+                       "ms", f"median of {explorer['repeats']} page loads, headless Chromium; "
+                       f"{explorer['page']}" if explorer else ""))
     site = results.get("site")
     chapters = [p for p in site["pages"] if p["page"] != "book/index"] if site else []
     heaviest = max(chapters, key=lambda p: p["own_bytes"]) if chapters else None

@@ -81,7 +81,7 @@ JS_RUN = """([payload, src, maxLen]) => {
 }"""
 
 
-@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "int8"])
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_javascript_model_equals_python(page: Page, name: str, dtype: str) -> None:
     payload = json.loads(payload_json(export_model(small_model(3, **CONFIGS[name]),
@@ -106,14 +106,28 @@ def test_javascript_model_equals_python(page: Page, name: str, dtype: str) -> No
     assert not page.problems.console_errors
 
 
-def test_float16_export_halves_the_size_and_stays_close() -> None:
+def test_smaller_exports_are_smaller_and_stay_close() -> None:
     model = small_model(4)
-    full, half = export_model(model, dtype="float32"), export_model(model, dtype="float16")
+    full, half, quarter = (export_model(model, dtype=d) for d in ("float32", "float16", "int8"))
     assert len(half["data"]) < 0.55 * len(full["data"])
+    assert len(quarter["data"]) < 0.8 * len(half["data"])  # vectors stay float32
     src, tgt = torch.tensor([[1, 5, 7, 2]]), torch.tensor([[1, 3, 4]])
-    difference = (model_from_payload(half)(src, tgt) - model(src, tgt)).abs().max()
-    assert 0 < difference < 0.05
+    for payload in (half, quarter):
+        difference = (model_from_payload(payload)(src, tgt) - model(src, tgt)).abs().max()
+        assert 0 < difference < 0.1
     assert (model_from_payload(full)(src, tgt) - model(src, tgt)).abs().max() == 0
+
+
+def test_int8_rows_keep_their_largest_weight_exactly() -> None:
+    """Symmetric per-row rounding: each row's largest |weight| is level 127 times its scale."""
+    model = small_model(8)
+    rebuilt = model_from_payload(export_model(model, dtype="int8"))
+    original = model.encoder[0].self_attn.w_q.weight
+    copy = rebuilt.encoder[0].self_attn.w_q.weight
+    peak = original.abs().argmax(dim=1)
+    rows = torch.arange(original.shape[0])
+    assert torch.allclose(copy[rows, peak].abs(), original[rows, peak].abs(), rtol=1e-6)
+    assert (copy - original).abs().max() <= original.abs().max() / 254 + 1e-7
 
 
 def test_export_is_deterministic_and_ties_are_stored_once() -> None:
@@ -290,3 +304,26 @@ def test_built_page_viewers_respond(page: Page, docname: str) -> None:
     problems: PageProblems = page.problems
     assert not problems.console_errors, problems.console_errors
     assert not problems.offsite_requests and not problems.failed_requests
+
+
+def test_every_float16_value_decodes_exactly(page: Page) -> None:
+    """Both decoders of float16 weights (the browser's Float16Array and the table fallback) give
+    NumPy's value for every one of the 65,536 bit patterns (NaNs as NaN)."""
+    import numpy as np
+
+    bits = np.arange(65536, dtype=np.uint16)
+    expected = bits.view(np.float16).astype(np.float64)
+    _library_page(page)
+    got = page.evaluate("""() => {
+        const bytes = new Uint8Array(2 * 65536);
+        for (let h = 0; h < 65536; h++) { bytes[2 * h] = h & 255; bytes[2 * h + 1] = h >> 8; }
+        const native = Array.from(AttentionExplorer.halves(bytes), String);
+        const saved = window.Float16Array;
+        window.Float16Array = undefined;
+        const table = Array.from(AttentionExplorer.halves(bytes), String);
+        window.Float16Array = saved;
+        return {native, table};
+    }""")
+    for path in ("native", "table"):
+        values = np.array([float(v) for v in got[path]])
+        assert np.array_equal(values, expected, equal_nan=True), path

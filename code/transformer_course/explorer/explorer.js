@@ -26,21 +26,44 @@
     return sign * Math.pow(2, exponent - 15) * (1 + fraction / 1024);
   }
 
-  /** {name: {shape, data: Float64Array}} from the exported payload (float16 or float32). */
+  let HALF_TABLE = null;  // every binary16 value, decoded once, for browsers without Float16Array
+
+  function halves(bytes) {  // little-endian binary16 -> Float64Array
+    const count = bytes.length / 2;
+    if (typeof Float16Array === "function") {
+      return Float64Array.from(new Float16Array(bytes.buffer, bytes.byteOffset, count));
+    }
+    if (!HALF_TABLE) {
+      HALF_TABLE = new Float64Array(65536);
+      for (let h = 0; h < 65536; h++) HALF_TABLE[h] = halfToFloat(h);
+    }
+    const out = new Float64Array(count);
+    for (let i = 0; i < count; i++) out[i] = HALF_TABLE[bytes[2 * i] | (bytes[2 * i + 1] << 8)];
+    return out;
+  }
+
+  /** {name: {shape, data: Float64Array}} from the exported payload: each tensor float32,
+   *  float16, or int8 rows with a float32 scale per row (see explorer/export.py). */
   function loadTensors(payload) {
     const bytes = base64ToBytes(payload.data);
-    const view = new DataView(bytes.buffer);
-    const size = payload.dtype === "float16" ? 2 : 4;
     const tensors = {};
-    for (const [name, [offset, shape]] of Object.entries(payload.tensors)) {
-      const count = shape.reduce((a, b) => a * b, 1);
-      const data = new Float64Array(count);
-      for (let i = 0; i < count; i++) {
-        const at = (offset + i) * size;
-        data[i] = size === 2 ? halfToFloat(view.getUint16(at, true))
-                             : view.getFloat32(at, true);
+    for (const [name, entry] of Object.entries(payload.tensors)) {
+      const count = entry.shape.reduce((a, b) => a * b, 1);
+      const at = bytes.byteOffset + entry.offset;
+      let data;
+      if (entry.dtype === "float16") {
+        data = halves(bytes.subarray(entry.offset, entry.offset + 2 * count));
+      } else if (entry.dtype === "float32") {
+        data = Float64Array.from(new Float32Array(bytes.buffer, at, count));
+      } else {  // int8 levels times the row's scale
+        const levels = new Int8Array(bytes.buffer, at, count);
+        const scales = new Float32Array(bytes.buffer, bytes.byteOffset + entry.scales,
+                                        entry.shape[0]);
+        const cols = count / entry.shape[0];
+        data = new Float64Array(count);
+        for (let i = 0; i < count; i++) data[i] = levels[i] * scales[Math.floor(i / cols)];
       }
-      tensors[name] = {shape, data};
+      tensors[name] = {shape: entry.shape, data};
     }
     for (const [alias, name] of Object.entries(payload.aliases || {})) {
       tensors[alias] = tensors[name];
@@ -49,205 +72,221 @@
   }
 
   // ------------------------------------------------------------------- small dense algebra
-  // A matrix is {rows, cols, data: Float64Array} in row-major order.
+  // A matrix is {rows, cols, data: Float64Array} in row-major order; a row is a Float64Array.
   function matrix(rows, cols, data) {
     return {rows, cols, data: data || new Float64Array(rows * cols)};
   }
 
-  /** x (n, d_in) -> x W^T + b, with W (d_out, d_in) as torch's nn.Linear stores it. */
-  function linear(x, weight, bias) {
+  function rowOf(m, i) { return m.data.subarray(i * m.cols, (i + 1) * m.cols); }
+
+  /** x (d_in,) -> W x + b, with W (d_out, d_in) as torch's nn.Linear stores it. */
+  function linearRow(x, weight, bias) {
     const [dOut, dIn] = weight.shape;
-    const y = matrix(x.rows, dOut);
-    for (let i = 0; i < x.rows; i++) {
-      for (let o = 0; o < dOut; o++) {
-        let sum = bias ? bias.data[o] : 0;
-        const w = o * dIn, r = i * dIn;
-        for (let k = 0; k < dIn; k++) sum += x.data[r + k] * weight.data[w + k];
-        y.data[i * dOut + o] = sum;
-      }
+    const y = new Float64Array(dOut);
+    for (let o = 0; o < dOut; o++) {
+      let sum = bias ? bias.data[o] : 0;
+      const w = o * dIn;
+      for (let k = 0; k < dIn; k++) sum += x[k] * weight.data[w + k];
+      y[o] = sum;
     }
     return y;
   }
 
-  function add(a, b) {
-    const y = matrix(a.rows, a.cols);
-    for (let i = 0; i < y.data.length; i++) y.data[i] = a.data[i] + b.data[i];
+  function addRows(a, b) {
+    const y = new Float64Array(a.length);
+    for (let i = 0; i < a.length; i++) y[i] = a[i] + b[i];
     return y;
   }
 
-  function relu(x) {
-    const y = matrix(x.rows, x.cols);
-    for (let i = 0; i < y.data.length; i++) y.data[i] = Math.max(0, x.data[i]);
+  function layerNormRow(x, weight, bias, eps) {  // biased variance, as torch's LayerNorm
+    let mean = 0, variance = 0;
+    for (let k = 0; k < x.length; k++) mean += x[k];
+    mean /= x.length;
+    for (let k = 0; k < x.length; k++) variance += (x[k] - mean) ** 2;
+    const scale = 1 / Math.sqrt(variance / x.length + eps);
+    const y = new Float64Array(x.length);
+    for (let k = 0; k < x.length; k++) y[k] = (x[k] - mean) * scale * weight.data[k] + bias.data[k];
     return y;
   }
 
-  function layerNorm(x, weight, bias, eps) {  // over the last dimension, biased variance
-    const y = matrix(x.rows, x.cols);
-    for (let i = 0; i < x.rows; i++) {
-      let mean = 0, variance = 0;
-      for (let k = 0; k < x.cols; k++) mean += x.data[i * x.cols + k];
-      mean /= x.cols;
-      for (let k = 0; k < x.cols; k++) variance += (x.data[i * x.cols + k] - mean) ** 2;
-      const scale = 1 / Math.sqrt(variance / x.cols + eps);
-      for (let k = 0; k < x.cols; k++) {
-        const j = i * x.cols + k;
-        y.data[j] = (x.data[j] - mean) * scale * weight.data[k] + bias.data[k];
-      }
-    }
-    return y;
-  }
-
-  /** Row-wise softmax of scores where allowed(i, j); a row with nothing allowed is all zero. */
-  function maskedSoftmax(scores, allowed) {
-    const w = matrix(scores.rows, scores.cols);
-    for (let i = 0; i < scores.rows; i++) {
+  /** One query row against `count` cached keys and values (arrays of rows), per head: the
+   *  concatenated head outputs (d_model,) and each head's weights (count,). */
+  function attendRow(q, keys, values, count, heads, scale) {
+    const dModel = q.length, dk = dModel / heads;
+    const out = new Float64Array(dModel);
+    const weights = [];
+    for (let h = 0; h < heads; h++) {
+      const off = h * dk, w = new Float64Array(count);
       let peak = -Infinity;
-      for (let j = 0; j < scores.cols; j++) {
-        if (allowed(i, j)) peak = Math.max(peak, scores.data[i * scores.cols + j]);
+      for (let j = 0; j < count; j++) {
+        let s = 0;
+        for (let m = 0; m < dk; m++) s += q[off + m] * keys[j][off + m];
+        w[j] = s * scale;
+        peak = Math.max(peak, w[j]);
       }
-      if (peak === -Infinity) continue;
       let total = 0;
-      for (let j = 0; j < scores.cols; j++) {
-        if (!allowed(i, j)) continue;
-        const e = Math.exp(scores.data[i * scores.cols + j] - peak);
-        w.data[i * scores.cols + j] = e;
-        total += e;
+      for (let j = 0; j < count; j++) { w[j] = Math.exp(w[j] - peak); total += w[j]; }
+      for (let j = 0; j < count; j++) w[j] /= total;
+      for (let j = 0; j < count; j++) {
+        for (let m = 0; m < dk; m++) out[off + m] += w[j] * values[j][off + m];
       }
-      for (let j = 0; j < scores.cols; j++) w.data[i * scores.cols + j] /= total;
+      weights.push(w);
     }
-    return w;
+    return {out, weights};
   }
 
   // ----------------------------------------------------------------------------- the model
-  function sinusoidalEncoding(positions, dModel, base) {  // (positions, d_model), eq. of 3.5
-    const pe = matrix(positions, dModel);
-    for (let pos = 0; pos < positions; pos++) {
-      for (let k = 0; k < dModel; k++) {
-        const angle = pos / Math.pow(base, (2 * Math.floor(k / 2)) / dModel);
-        pe.data[pos * dModel + k] = k % 2 === 0 ? Math.sin(angle) : Math.cos(angle);
-      }
+  function sinusoidalRow(pos, dModel, base) {  // PE(pos) of section 3.5, computed in float64
+    const row = new Float64Array(dModel);
+    for (let k = 0; k < dModel; k++) {
+      const angle = pos / Math.pow(base, (2 * Math.floor(k / 2)) / dModel);
+      row[k] = k % 2 === 0 ? Math.sin(angle) : Math.cos(angle);
     }
+    return row;
+  }
+
+  /** (positions, d_model) sinusoidal encodings, as a matrix. */
+  function sinusoidalEncoding(positions, dModel, base) {
+    const pe = matrix(positions, dModel);
+    for (let pos = 0; pos < positions; pos++) pe.data.set(sinusoidalRow(pos, dModel, base),
+                                                          pos * dModel);
     return pe;
   }
 
+  function stackRows(rows) {
+    const m = matrix(rows.length, rows.length ? rows[0].length : 0);
+    rows.forEach((r, i) => m.data.set(r, i * m.cols));
+    return m;
+  }
+
+  /** The course's Transformer (transformer_course.core.model) for one sequence at a time. The
+   *  decoder runs position by position with cached keys and values, which gives the same
+   *  numbers as re-running the whole prefix: position t depends on positions <= t only. */
   class Transformer {
     constructor(payload) {
       this.c = payload.config;
       this.t = loadTensors(payload);
     }
 
-    embed(side, tokens) {  // sqrt(d_model) E[x_t] + PE_t
-      const c = this.c, table = this.t[side + "_embed.token.weight"];
-      const x = matrix(tokens.length, c.d_model);
-      const pe = c.positional === "sinusoidal" ? sinusoidalEncoding(tokens.length, c.d_model,
-                                                                      c.base) : null;
-      const learned = this.t[side + "_embed.positional.embedding.weight"];
-      const scale = Math.sqrt(c.d_model);
-      for (let t = 0; t < tokens.length; t++) {
-        for (let k = 0; k < c.d_model; k++) {
-          let v = table.data[tokens[t] * c.d_model + k] * scale;
-          if (pe) v += pe.data[t * c.d_model + k];
-          if (c.positional === "learned") v += learned.data[t * c.d_model + k];
-          x.data[t * c.d_model + k] = v;
-        }
+    embedRow(side, token, pos) {  // sqrt(d_model) E[x_t] + PE_t
+      const c = this.c, d = c.d_model;
+      const table = this.t[side + "_embed.token.weight"].data;
+      const x = new Float64Array(d);
+      const scale = Math.sqrt(d);
+      for (let k = 0; k < d; k++) x[k] = table[token * d + k] * scale;
+      if (c.positional === "sinusoidal") return addRows(x, sinusoidalRow(pos, d, c.base));
+      if (c.positional === "learned") {
+        const learned = this.t[side + "_embed.positional.embedding.weight"].data;
+        return addRows(x, learned.subarray(pos * d, (pos + 1) * d));
       }
       return x;
     }
 
-    /** Multi-head attention from x_q (T_q, d) to x_kv (T_k, d); returns output and the
-     *  per-head weights (h matrices (T_q, T_k)). */
-    attention(prefix, xq, xkv, allowed) {
-      const c = this.c, t = this.t, h = c.num_heads, dk = c.d_model / h;
-      const q = linear(xq, t[prefix + ".w_q.weight"], t[prefix + ".w_q.bias"]);
-      const k = linear(xkv, t[prefix + ".w_k.weight"], t[prefix + ".w_k.bias"]);
-      const v = linear(xkv, t[prefix + ".w_v.weight"], t[prefix + ".w_v.bias"]);
-      const scale = c.scaled ? 1 / Math.sqrt(dk) : 1;
-      const concat = matrix(xq.rows, c.d_model);
-      const weights = [];
-      for (let head = 0; head < h; head++) {
-        const off = head * dk;
-        const scores = matrix(xq.rows, xkv.rows);
-        for (let i = 0; i < xq.rows; i++) {
-          for (let j = 0; j < xkv.rows; j++) {
-            let s = 0;
-            for (let m = 0; m < dk; m++) {
-              s += q.data[i * c.d_model + off + m] * k.data[j * c.d_model + off + m];
-            }
-            scores.data[i * xkv.rows + j] = s * scale;
-          }
-        }
-        const w = maskedSoftmax(scores, allowed);
-        weights.push(w);
-        for (let i = 0; i < xq.rows; i++) {
-          for (let m = 0; m < dk; m++) {
-            let s = 0;
-            for (let j = 0; j < xkv.rows; j++) {
-              s += w.data[i * xkv.rows + j] * v.data[j * c.d_model + off + m];
-            }
-            concat.data[i * c.d_model + off + m] = s;
-          }
-        }
-      }
-      return {out: linear(concat, t[prefix + ".w_o.weight"], t[prefix + ".w_o.bias"]),
-              weights};
+    lin(name, x, bias = true) {
+      return linearRow(x, this.t[name + ".weight"], bias ? this.t[name + ".bias"] : null);
     }
 
     /** One sub-layer in its residual connection: post-norm (the paper) or pre-norm. */
     residual(prefix, x, sublayer) {
-      const norm = y => layerNorm(y, this.t[prefix + ".norm.weight"],
-                                  this.t[prefix + ".norm.bias"], this.c.layer_norm_eps);
-      return this.c.norm_first ? add(x, sublayer(norm(x))) : norm(add(x, sublayer(x)));
+      const norm = y => layerNormRow(y, this.t[prefix + ".norm.weight"],
+                                     this.t[prefix + ".norm.bias"], this.c.layer_norm_eps);
+      return this.c.norm_first ? addRows(x, sublayer(norm(x))) : norm(addRows(x, sublayer(x)));
     }
 
     feedForward(prefix, x) {
-      const t = this.t;
-      return linear(relu(linear(x, t[prefix + ".linear1.weight"], t[prefix + ".linear1.bias"])),
-                    t[prefix + ".linear2.weight"], t[prefix + ".linear2.bias"]);
+      const hidden = this.lin(prefix + ".linear1", x).map(v => Math.max(0, v));
+      return this.lin(prefix + ".linear2", hidden);
     }
 
     finalNorm(name, x) {
       const w = this.t[name + ".weight"];
-      return w ? layerNorm(x, w, this.t[name + ".bias"], this.c.layer_norm_eps) : x;
+      return w ? layerNormRow(x, w, this.t[name + ".bias"], this.c.layer_norm_eps) : x;
     }
 
-    /** src: token ids (no padding) -> memory (S, d_model) and the encoder's weights. */
+    scale() { return this.c.scaled ? 1 / Math.sqrt(this.c.d_model / this.c.num_heads) : 1; }
+
+    /** src: token ids (no padding) -> memory (S, d_model) and the encoder's self-attention
+     *  weights, per layer a list of h (S, S) matrices. */
     encode(src) {
-      let x = this.embed("src", src);
+      const c = this.c;
+      let xs = src.map((token, pos) => this.embedRow("src", token, pos));
       const maps = [];
-      const all = () => true;
-      for (let l = 0; l < this.c.num_encoder_layers; l++) {
+      for (let l = 0; l < c.num_encoder_layers; l++) {
         const p = "encoder." + l;
-        x = this.residual(p + ".sublayers.0", x, y => {
-          const a = this.attention(p + ".self_attn", y, y, all);
-          maps.push(a.weights);
-          return a.out;
+        const inputs = c.norm_first
+          ? xs.map(x => layerNormRow(x, this.t[p + ".sublayers.0.norm.weight"],
+                                     this.t[p + ".sublayers.0.norm.bias"], c.layer_norm_eps))
+          : xs;
+        const keys = inputs.map(x => this.lin(p + ".self_attn.w_k", x));
+        const values = inputs.map(x => this.lin(p + ".self_attn.w_v", x));
+        const rows = [];
+        xs = xs.map((x, i) => {
+          x = this.residual(p + ".sublayers.0", x, y => {
+            const a = attendRow(this.lin(p + ".self_attn.w_q", y), keys, values, keys.length,
+                                c.num_heads, this.scale());
+            rows.push(a.weights);
+            return this.lin(p + ".self_attn.w_o", a.out);
+          });
+          return this.residual(p + ".sublayers.1", x, y => this.feedForward(p + ".feed_forward", y));
         });
-        x = this.residual(p + ".sublayers.1", x, y => this.feedForward(p + ".feed_forward", y));
+        maps.push(headMatrices(rows, c.num_heads, src.length));
       }
-      return {memory: this.finalNorm("encoder_norm", x), maps};
+      return {memory: stackRows(xs.map(x => this.finalNorm("encoder_norm", x))), maps};
+    }
+
+    /** A decoder ready to read target tokens one at a time against `memory`. */
+    startDecoding(memory) {
+      const c = this.c, mem = Array.from({length: memory.rows}, (_, i) => rowOf(memory, i));
+      const layers = [];
+      for (let l = 0; l < c.num_decoder_layers; l++) {
+        const p = "decoder." + l + ".cross_attn";
+        layers.push({keys: [], values: [], selfRows: [], crossRows: [],
+                     crossKeys: mem.map(m => this.lin(p + ".w_k", m)),
+                     crossValues: mem.map(m => this.lin(p + ".w_v", m))});
+      }
+      return {layers, position: 0, sourceLength: memory.rows};
+    }
+
+    /** Feed the next target token; returns the logits (V,) for the token after it. */
+    step(state, token) {
+      const c = this.c;
+      let y = this.embedRow("tgt", token, state.position);
+      state.layers.forEach((cache, l) => {
+        const p = "decoder." + l;
+        y = this.residual(p + ".sublayers.0", y, z => {
+          cache.keys.push(this.lin(p + ".self_attn.w_k", z));
+          cache.values.push(this.lin(p + ".self_attn.w_v", z));
+          const a = attendRow(this.lin(p + ".self_attn.w_q", z), cache.keys, cache.values,
+                              cache.keys.length, c.num_heads, this.scale());
+          cache.selfRows.push(a.weights);
+          return this.lin(p + ".self_attn.w_o", a.out);
+        });
+        y = this.residual(p + ".sublayers.1", y, z => {
+          const a = attendRow(this.lin(p + ".cross_attn.w_q", z), cache.crossKeys,
+                              cache.crossValues, cache.crossKeys.length, c.num_heads,
+                              this.scale());
+          cache.crossRows.push(a.weights);
+          return this.lin(p + ".cross_attn.w_o", a.out);
+        });
+        y = this.residual(p + ".sublayers.2", y, z => this.feedForward(p + ".feed_forward", z));
+      });
+      state.position += 1;
+      return linearRow(this.finalNorm("decoder_norm", y), this.t["output_projection.weight"],
+                       null);
+    }
+
+    /** The weights recorded so far: per layer, h matrices (T, T) (self) and (T, S) (cross). */
+    decoderMaps(state) {
+      const h = this.c.num_heads, T = state.position;
+      return {self: state.layers.map(c => headMatrices(c.selfRows, h, T)),
+              cross: state.layers.map(c => headMatrices(c.crossRows, h, state.sourceLength))};
     }
 
     /** tgt: the decoder's input ids (BOS first) -> logits (T, V) and the attention weights. */
     decode(tgt, memory) {
-      let y = this.embed("tgt", tgt);
-      const self = [], cross = [];
-      const causal = (i, j) => j <= i, all = () => true;
-      for (let l = 0; l < this.c.num_decoder_layers; l++) {
-        const p = "decoder." + l;
-        y = this.residual(p + ".sublayers.0", y, z => {
-          const a = this.attention(p + ".self_attn", z, z, causal);
-          self.push(a.weights);
-          return a.out;
-        });
-        y = this.residual(p + ".sublayers.1", y, z => {
-          const a = this.attention(p + ".cross_attn", z, memory, all);
-          cross.push(a.weights);
-          return a.out;
-        });
-        y = this.residual(p + ".sublayers.2", y, z => this.feedForward(p + ".feed_forward", z));
-      }
-      y = this.finalNorm("decoder_norm", y);
-      return {logits: linear(y, this.t["output_projection.weight"], null), self, cross};
+      const state = this.startDecoding(memory);
+      const logits = stackRows(tgt.map(token => this.step(state, token)));
+      return {logits, ...this.decoderMaps(state)};
     }
 
     /** Greedy decoding as transformer_course.core.greedy_decode: the most probable next
@@ -255,11 +294,11 @@
     greedy(src, maxLen) {
       const c = this.c;
       const {memory, maps} = this.encode(src);
+      const state = this.startDecoding(memory);
       const out = [c.bos_id];
       const stepLogits = [];
       while (out.length < maxLen) {
-        const {logits} = this.decode(out, memory);
-        const row = logits.data.subarray((out.length - 1) * logits.cols, out.length * logits.cols);
+        const row = this.step(state, out[out.length - 1]);
         stepLogits.push(Array.from(row));
         let best = -1;
         for (let v = 0; v < row.length; v++) {
@@ -268,10 +307,19 @@
         out.push(best);
         if (best === c.eos_id) break;
       }
-      // The maps of the output as the decoder read it: row t is the query that chose out[t + 1].
-      const last = this.decode(out.slice(0, -1), memory);
-      return {tokens: out, stepLogits, encoder: maps, self: last.self, cross: last.cross};
+      // Row t of each map is the query that chose out[t + 1] (the last token is never read).
+      return {tokens: out, stepLogits, encoder: maps, ...this.decoderMaps(state)};
     }
+  }
+
+  /** Rows of per-head weights (one entry per query: h arrays) -> h matrices (T, cols), each row
+   *  padded with zeros past its own length (a causal row sees fewer keys). */
+  function headMatrices(rows, heads, cols) {
+    return Array.from({length: heads}, (_, h) => {
+      const m = matrix(rows.length, cols);
+      rows.forEach((r, i) => m.data.set(r[h], i * cols));
+      return m;
+    });
   }
 
   // ------------------------------------------------------------------------ English numbers
@@ -520,7 +568,7 @@
   }
 
   window.AttentionExplorer = {
-    Transformer, loadTensors, englishNumber, sinusoidalEncoding, halfToFloat, colour,
+    Transformer, loadTensors, englishNumber, sinusoidalEncoding, halfToFloat, halves, colour,
     mountViewer, mountTranslator, mountAll,
   };
 })();
