@@ -7,6 +7,7 @@ chapter the table of contents lists, with no edits when a chapter lands.
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import sys
@@ -25,7 +26,9 @@ sys.path.insert(0, str(REPO / "tools"))
 from toc_chapters import source_path as toc_source_path  # noqa: E402
 from toc_chapters import toc_files  # noqa: E402
 
-BUILD = REPO / "_build"  # what `make book` writes
+# What `make book` writes; SITE_BUILD points the site tests at another build of the same sources
+# (a private copy built elsewhere), without touching the repository's own _build.
+BUILD = Path(os.environ.get("SITE_BUILD", REPO / "_build")).resolve()
 HTML = BUILD / "html"  # the site
 EXECUTED = BUILD / "jupyter_execute"  # executed notebooks and their glue (<doc>.glue.json)
 BUILD_LOG = BUILD / "build.log"  # the last `make book` output (the Makefile tees it here)
@@ -124,6 +127,48 @@ def glue_figures(text: str) -> list[GlueFigure]:
                 name = option["value"]
         found.append(GlueFigure(match["key"], name, index + 1))
     return found
+
+
+@dataclass(frozen=True)
+class CodeLine:
+    """One line of a code cell in a chapter source."""
+
+    line: int  # 1-based line number in the source
+    text: str  # the line, without its newline
+    tags: tuple[str, ...]  # the cell's tags (e.g. "remove-cell", "hide-input")
+
+
+CELL_TAGS = re.compile(r"^:tags:\s*\[(?P<tags>[^\]]*)\]\s*$")
+
+
+def code_cell_lines(text: str) -> list[CodeLine]:
+    """Every line of every ``{code-cell}`` in a MyST source, with its cell's tags (the cell's
+    option lines and the blank line after them are not code)."""
+    lines = text.splitlines()
+    found: list[CodeLine] = []
+    index = 0
+    while index < len(lines):
+        match = re.match(r"^(?P<fence>`{3,}|:{3,})\{code-cell\}", lines[index])
+        index += 1
+        if not match:
+            continue
+        tags: tuple[str, ...] = ()
+        while index < len(lines) and lines[index].startswith(":"):
+            option = CELL_TAGS.match(lines[index])
+            if option:
+                tags = tuple(tag.strip().strip("'\"") for tag in option["tags"].split(",")
+                             if tag.strip())
+            index += 1
+        while index < len(lines) and lines[index].strip() != match["fence"]:
+            found.append(CodeLine(index + 1, lines[index], tags))
+            index += 1
+        index += 1
+    return found
+
+
+def chapter_numbers() -> dict[str, int]:
+    """The number the table of contents gives each chapter (the root page has none)."""
+    return {docname: number for number, docname in enumerate(toc_docnames()[1:], start=1)}
 
 
 def count_code_cells(text: str) -> int:
