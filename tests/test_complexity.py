@@ -9,6 +9,8 @@ from hypothesis import strategies as st
 from transformer_course.core.attention import scaled_dot_product_attention
 from transformer_course.experiments.ch1_why_attention.complexity import (
     PAPER_TABLE1,
+    TABLE1_KINDS,
+    TABLE1_NAMES,
     Table1Config,
     band_mask,
     count_flops,
@@ -17,6 +19,7 @@ from transformer_course.experiments.ch1_why_attention.complexity import (
     counting_device,
     flops_by_length,
     format_table1,
+    graph_kind,
     layer_forward,
     paper_term,
     restricted_attention,
@@ -29,6 +32,7 @@ from transformer_course.experiments.ch1_why_attention.paths import KINDS
 HAND_FLOPS = {
     "self-attention": lambda B, n, d, k, r: 2 * 2 * B * n * n * d,
     "recurrent": lambda B, n, d, k, r: 2 * 2 * B * n * d * d,
+    "LSTM": lambda B, n, d, k, r: 2 * 8 * B * n * d * d,  # four gates, each W_ih and W_hh
     "convolutional": lambda B, n, d, k, r: 2 * B * k * n * d * d,
     "dilated convolutional": lambda B, n, d, k, r: 2 * B * k * n * d * d,
     "restricted self-attention": lambda B, n, d, k, r: 2 * 2 * B * n * r * d,
@@ -36,7 +40,7 @@ HAND_FLOPS = {
 
 
 @settings(max_examples=25, deadline=None)
-@given(kind=st.sampled_from(KINDS), B=st.integers(1, 3), n=st.integers(1, 20),
+@given(kind=st.sampled_from(TABLE1_KINDS), B=st.integers(1, 3), n=st.integers(1, 20),
        d=st.integers(1, 12), k=st.sampled_from([3, 5]), r=st.sampled_from([3, 5, 7]))
 def test_counted_flops_match_hand_formulas(kind, B, n, d, k, r):
     fn = layer_forward(kind, n, d, kernel_size=k, neighbourhood=r, batch=B, device="cpu")
@@ -44,7 +48,7 @@ def test_counted_flops_match_hand_formulas(kind, B, n, d, k, r):
 
 
 def test_counted_flops_on_meta_at_paper_sizes():
-    for kind in KINDS:
+    for kind in TABLE1_KINDS:
         fn = layer_forward(kind, 64, 512, kernel_size=3, neighbourhood=9,
                            device=counting_device(kind))
         assert count_flops(fn) == HAND_FLOPS[kind](1, 64, 512, 3, 9)
@@ -53,12 +57,13 @@ def test_counted_flops_on_meta_at_paper_sizes():
 def test_flops_by_length_matches_hand_formulas():
     d = 16
     table = flops_by_length([4, 32], d)
-    assert set(table.columns) == {"length", "layer", "flops"} and len(table) == 8
+    assert set(table.columns) == {"length", "layer", "flops"} and len(table) == 10
     for n in (4, 32):
         rows = table[table.length == n].set_index("layer")["flops"]
         assert rows["self-attention (attention only)"] == 4 * n * n * d
         assert rows["self-attention layer (with projections)"] == 8 * n * d * d + 4 * n * n * d
         assert rows["recurrent (nn.RNN)"] == 4 * n * d * d
+        assert rows["recurrent (nn.LSTM)"] == 16 * n * d * d
         assert rows["convolutional (k=3)"] == 6 * n * d * d
 
 
@@ -70,12 +75,19 @@ def test_sequential_ops_on_hand_built_chains():
     assert count_sequential_ops(lambda: x.clone().add_(1).mul_(2)) == 3  # in-place ops chain
 
 
-def test_sequential_ops_grow_with_n_only_for_the_recurrent_layer():
+def test_recurrent_flops_per_position_times_n_equal_the_whole_layer():
+    table = flops_by_length([7], 8).set_index("layer")["flops"]
+    for kind, name in (("recurrent", "recurrent (nn.RNN)"), ("LSTM", "recurrent (nn.LSTM)")):
+        assert table[name] == count_flops(layer_forward(kind, 7, 8, device="cpu"))
+
+
+def test_sequential_ops_grow_with_n_only_for_the_recurrent_layers():
     counts = {kind: [count_sequential_ops(layer_forward(kind, n, 4, device="cpu"))
-                     for n in (8, 13)] for kind in KINDS}
+                     for n in (8, 13)] for kind in TABLE1_KINDS}
     assert counts["recurrent"][1] - counts["recurrent"][0] == 3 * 5  # matmul, add, tanh per step
-    for kind in KINDS:
-        if kind != "recurrent":
+    assert counts["LSTM"][1] - counts["LSTM"][0] == 8 * 5  # gates, cell and state per step
+    for kind in TABLE1_KINDS:
+        if kind not in ("recurrent", "LSTM"):
             assert counts[kind][0] == counts[kind][1] <= 10
 
 
@@ -104,44 +116,53 @@ def test_band_mask():
 
 def test_count_table1():
     counted = count_table1(Table1Config(n=16, d=32, kernel_size=3, neighbourhood=5))
-    assert list(counted.index) == list(KINDS)
+    assert list(counted.index) == list(TABLE1_KINDS)
     ratios = counted["flops_per_term"].to_dict()
-    assert ratios == {"self-attention": 4, "recurrent": 4, "convolutional": 2,
+    assert ratios == {"self-attention": 4, "recurrent": 4, "LSTM": 16, "convolutional": 2,
                       "dilated convolutional": 2, "restricted self-attention": 4}
     assert counted.loc["recurrent", "sequential_2n"] - counted.loc["recurrent", "sequential_n"] \
         == 3 * 16
     assert counted.loc["self-attention", "sequential_n"] == counted.loc[
         "self-attention", "sequential_2n"]
     assert counted["path_length"].to_dict() == {
-        "self-attention": 1, "recurrent": 15, "convolutional": 15, "dilated convolutional": 3,
-        "restricted self-attention": 8}
+        "self-attention": 1, "recurrent": 15, "LSTM": 15, "convolutional": 15,
+        "dilated convolutional": 3, "restricted self-attention": 8}
     assert paper_term("recurrent", 16, 32, 3, 5) == 16 * 32 * 32
 
 
 def test_format_table1():
     config = Table1Config(n=8, d=16)
     shown = format_table1(count_table1(config), config)
-    assert list(shown.columns) == [kind.capitalize() for kind in KINDS]
+    assert list(shown.columns) == [TABLE1_NAMES[kind] for kind in TABLE1_KINDS]
+    rnn, lstm = TABLE1_NAMES["recurrent"], TABLE1_NAMES["LSTM"]
     assert shown.loc["Complexity per layer (paper)", "Self-attention"] == "O(n²·d)"
-    assert shown.loc["Maximum path length (paper)", "Recurrent"] == PAPER_TABLE1["recurrent"][2]
-    assert shown.loc["FLOPs counted (n=8, d=16)", "Recurrent"] == f"{4 * 8 * 16 * 16:,}"
-    assert shown.loc["Path length counted (BFS), n=8", "Recurrent"] == "7"
-    assert shown.loc["Sequential counted, n=16", "Recurrent"] == str(3 * 16 + 2)
+    assert shown.loc["Maximum path length (paper)", rnn] == PAPER_TABLE1["recurrent"][2]
+    assert shown.loc["FLOPs counted (n=8, d=16)", rnn] == f"{4 * 8 * 16 * 16:,}"
+    assert shown.loc["FLOPs counted (n=8, d=16)", lstm] == f"{16 * 8 * 16 * 16:,}"
+    assert shown.loc["Path length counted (BFS), n=8", rnn] == "7"
+    assert shown.loc["Path length counted (BFS), n=8", lstm] == "7"
+    assert shown.loc["Sequential counted, n=16", rnn] == str(3 * 16 + 2)
+
+
+def test_graph_kind():
+    assert graph_kind("LSTM") == "recurrent"
+    assert [graph_kind(kind) for kind in TABLE1_KINDS if kind != "LSTM"] == list(KINDS)
 
 
 def test_time_forward_by_length():
     torch.manual_seed(0)
     state = torch.get_rng_state()
     threads = torch.get_num_threads()
-    times = time_forward_by_length([4, 8], d_model=8, num_heads=2, batch=2, repeats=1,
+    times = time_forward_by_length([4, 8], d_model=8, num_heads=2, batch=2, rounds=3,
                                    threads=1 if threads > 1 else 2)
     assert torch.equal(state, torch.get_rng_state())
     assert torch.get_num_threads() == threads
     assert len(times) == 6 and set(times.length) == {4, 8}
-    assert (times.median_s > 0).all() and (times.min_s <= times.max_s).all()
+    assert (times.median_s > 0).all()
+    assert ((times.min_s <= times.median_s) & (times.median_s <= times.max_s)).all()
     parameters = times.groupby("layer")["parameters"].first()
     assert parameters["recurrent (nn.RNN)"] == 2 * 8 * 8 + 2 * 8
-    assert parameters["recurrent (ElmanRNN, Python loop)"] == 2 * 8 * 8 + 2 * 8
+    assert parameters["recurrent (nn.LSTM)"] == 4 * (2 * 8 * 8 + 2 * 8)
     assert parameters["self-attention (MultiHeadAttention)"] == 4 * 8 * 8 + 4 * 8
 
 
@@ -162,8 +183,9 @@ def test_time_forward_by_length():
      "q must have at least 2 dimensions"),
     (lambda: band_mask(0, 3), ValueError, "T"),
     (lambda: band_mask(3, 4), ValueError, "neighbourhood"),
-    (lambda: paper_term("lstm", 1, 1, 3, 3), ValueError, "kind"),
-    (lambda: counting_device("lstm"), ValueError, "kind"),
+    (lambda: paper_term("gru", 1, 1, 3, 3), ValueError, "kind"),
+    (lambda: counting_device("gru"), ValueError, "kind"),
+    (lambda: graph_kind("gru"), ValueError, "kind must be one of"),
     (lambda: count_table1((64, 512)), TypeError, "config must be a Table1Config"),
     (lambda: format_table1(pd.DataFrame()), ValueError, "counted"),
     (lambda: format_table1(count_table1(Table1Config(n=4, d=4)), (4, 4)), TypeError, "config"),
@@ -171,7 +193,7 @@ def test_time_forward_by_length():
     (lambda: flops_by_length([4, 0], 8), ValueError, "lengths"),
     (lambda: flops_by_length([4], 0), ValueError, "d"),
     (lambda: time_forward_by_length("16"), TypeError, "lengths"),
-    (lambda: time_forward_by_length([4], repeats=0), ValueError, "repeats"),
+    (lambda: time_forward_by_length([4], rounds=0), ValueError, "rounds"),
     (lambda: time_forward_by_length([4], threads=0), ValueError, "threads"),
     (lambda: time_forward_by_length([4], d_model=6, num_heads=4), ValueError, "d_model"),
 ])

@@ -102,3 +102,43 @@ def test_flops_by_length_bad_inputs():
         why_attention.plot_flops_by_length(flops, d=0)
     with pytest.raises(ValueError, match="missing"):
         why_attention.plot_flops_by_length(flops.drop(columns="flops"), d=8)
+
+
+def test_seq2seq():
+    n = 4
+    fig = why_attention.plot_seq2seq(n)
+    left, right = fig.axes
+    assert "one vector" in left.get_title() and "additive attention" in right.get_title()
+    # left: chains (n - 1 encoder, n - 2 decoder), inputs (n) and the one link c (1)
+    assert _arrows(left) == (n - 1) + (n - 2) + n + 1
+    assert _arrows(right) == (n - 1) + (n - 2) + n + 1 + n  # plus one look-back per h_j
+    assert any("tanh" in t.get_text() for t in right.texts)
+
+
+def test_seq2seq_bad_inputs():
+    with pytest.raises(ValueError, match="n must be at least 2"):
+        why_attention.plot_seq2seq(1)
+    with pytest.raises(TypeError, match="n must be a positive int"):
+        why_attention.plot_seq2seq("4")
+
+
+def _summary() -> pd.DataFrame:
+    return pd.DataFrame([{"layer": layer, "threads": t, "wall_ms": w * t, "cpu_busiest_ms": w / t}
+                         for layer, w in (("a", 10.0), ("b", 2.0)) for t in (1, 2)])
+
+
+def test_thread_scaling():
+    fig = why_attention.plot_thread_scaling(_summary())
+    wall, busy = fig.axes
+    assert "Wall-clock" in wall.get_title() and "busiest" in busy.get_title()
+    assert list(wall.get_xticks()) == [1, 2] and wall.get_xlabel() == "threads"
+    np.testing.assert_allclose(wall.lines[0].get_ydata(), [10.0, 20.0])
+    np.testing.assert_allclose(busy.lines[0].get_ydata(), [10.0, 5.0])
+    assert [t.get_text() for t in wall.get_legend().get_texts()] == ["a", "b"]
+
+
+def test_thread_scaling_bad_inputs():
+    with pytest.raises(TypeError, match="summary must be a pandas DataFrame"):
+        why_attention.plot_thread_scaling([1, 2])
+    with pytest.raises(ValueError, match="missing"):
+        why_attention.plot_thread_scaling(_summary().drop(columns="wall_ms"))

@@ -14,10 +14,11 @@ HIGHLIGHT = "C3"  # the path from the first input to the last output
 FAINT = "0.75"
 
 
-def _arrow(ax, start, end, *, color=FAINT, width=1.0, z=1) -> None:
+def _arrow(ax, start, end, *, color=FAINT, width=1.0, z=1, bend=0.0) -> None:
     ax.annotate("", xy=end, xytext=start, zorder=z,
                 arrowprops={"arrowstyle": "-|>", "color": color, "lw": width,
-                            "shrinkA": 9, "shrinkB": 9, "mutation_scale": 9})
+                            "shrinkA": 9, "shrinkB": 9, "mutation_scale": 9,
+                            "connectionstyle": f"arc3,rad={bend}"})
 
 
 def _nodes(ax, xs, y, labels, *, marker, color="white") -> None:
@@ -138,4 +139,77 @@ def plot_flops_by_length(flops: pd.DataFrame, d: int) -> Figure:
     ax.set_ylabel("FLOPs per layer (counted)")
     ax.set_title(f"Counted FLOPs of one layer, d = {d}")
     ax.legend(fontsize=8)
+    return fig
+
+
+def plot_seq2seq(n: int = 4) -> Figure:
+    """The encoder-decoder before and after attention: one context vector, then a look back.
+
+    Left: the decoder sees the source only through the encoder's last state c. Right: with
+    additive attention (Bahdanau et al., 2014) each decoder step i reads a weighted average of all
+    encoder states, with weights from a small network that scores s_{i-1} against each h_j.
+    """
+    check_positive_int("n", n)
+    if n < 2:
+        raise ValueError(f"n must be at least 2 source positions; got {n}")
+    fig, axes = plt.subplots(1, 2, figsize=(8.6, 3.4))
+    enc = np.arange(n, dtype=float)
+    dec = n + 0.8 + np.arange(n - 1, dtype=float)
+    for ax in axes:
+        ax.set_xlim(-0.7, dec[-1] + 0.7)
+        ax.set_ylim(-0.35, 1.85)
+        ax.axis("off")
+        for i in range(1, n):
+            _arrow(ax, (enc[i - 1], 1), (enc[i], 1), width=1.2)
+        for i in range(n):
+            _arrow(ax, (enc[i], 0), (enc[i], 1))
+        for i in range(1, n - 1):
+            _arrow(ax, (dec[i - 1], 1), (dec[i], 1), width=1.2)
+        _nodes(ax, enc, 0, [f"$x_{{{i + 1}}}$" for i in range(n)], marker="o")
+        _nodes(ax, enc, 1, [f"$h_{{{i + 1}}}$" for i in range(n)], marker="s", color="0.92")
+        _nodes(ax, dec, 1, [f"$s_{{{i + 1}}}$" for i in range(n - 1)], marker="s",
+               color="0.92")
+        ax.text(enc.mean(), -0.3, "encoder (source)", ha="center", fontsize=9)
+        ax.text(dec.mean(), -0.3, "decoder (target)", ha="center", fontsize=9)
+    left, right = axes
+    _arrow(left, (enc[-1], 1), (dec[0], 1), color=HIGHLIGHT, width=2.2)
+    left.text((enc[-1] + dec[0]) / 2, 1.18, f"$c = h_{{{n}}}$", ha="center", fontsize=9,
+              color=HIGHLIGHT)
+    left.set_title("Encoder-decoder: the whole source in one vector c", fontsize=10)
+    _arrow(right, (enc[-1], 1), (dec[0], 1), width=1.2)
+    step = min(1, n - 2)  # the decoder step whose look-back is drawn
+    for j in range(n):  # line width: an illustrative weight alpha_ij, not a learned one
+        _arrow(right, (enc[j], 1), (dec[step], 1), color=HIGHLIGHT, width=0.8 + 0.5 * j,
+               z=2, bend=-0.35)
+    right.text(dec[step], 1.62, r"$c_i = \sum_j \alpha_{ij} h_j$", ha="center", fontsize=9,
+               color=HIGHLIGHT)
+    right.text(enc[0] - 0.5, 1.62, r"$e_{ij} = v^\top \tanh(W s_{i-1} + U h_j)$",
+               ha="left", fontsize=8.5, color="0.25")
+    right.set_title("With additive attention: every step looks back at every $h_j$",
+                    fontsize=10)
+    return fig
+
+
+def plot_thread_scaling(summary: pd.DataFrame) -> Figure:
+    """Wall-clock time and the busiest thread's CPU time against the number of threads.
+
+    Args:
+        summary: the DataFrame of ``threads.summarise_threads``.
+    """
+    _check_frame("summary", summary, {"layer", "threads", "wall_ms", "cpu_busiest_ms"})
+    fig, (wall, busy) = plt.subplots(1, 2, figsize=(8.6, 3.4), sharey=True)
+    for name, rows in summary.groupby("layer", sort=False):
+        rows = rows.sort_values("threads")
+        line, = wall.plot(rows["threads"], rows["wall_ms"], marker="o", label=name)
+        busy.plot(rows["threads"], rows["cpu_busiest_ms"], marker="s",
+                  color=line.get_color())
+    counts = sorted(summary["threads"].unique())
+    for ax, title in ((wall, "Wall-clock time (this build's machine)"),
+                      (busy, "CPU time of the busiest thread")):
+        ax.set_xticks(counts)
+        ax.set_xlabel("threads")
+        ax.set_ylim(bottom=0)
+        ax.set_title(title, fontsize=10)
+    wall.set_ylabel("one forward pass (ms, median)")
+    wall.legend(fontsize=8)
     return fig

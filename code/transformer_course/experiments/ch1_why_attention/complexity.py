@@ -1,6 +1,7 @@
 """Table 1 of Vaswani et al. (2017), by counting rather than by asymptotics.
 
-For self-attention, recurrent, convolutional and restricted self-attention layers, three costs:
+For self-attention, recurrent (Elman RNN and LSTM), convolutional and restricted self-attention
+layers, three costs:
 
 - FLOPs of one real layer, counted by ``torch.utils.flop_counter.FlopCounterMode`` on the ``meta``
   device (shapes only, so counting a large layer costs nothing).
@@ -8,12 +9,15 @@ For self-attention, recurrent, convolutional and restricted self-attention layer
   read from the operations PyTorch actually dispatches (views cost nothing).
 - Maximum path length: from :mod:`transformer_course.paths` (breadth-first search).
 
-Beside the counts, :func:`time_forward_by_length` measures wall-clock forward time.
+Beside the counts, :func:`time_forward_by_length` measures forward time on one thread.
 """
 
 from __future__ import annotations
 
 import math
+import statistics
+import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -29,13 +33,31 @@ from transformer_course.core.attention import scaled_dot_product_attention
 from transformer_course.core.checks import check_array, check_instance, check_positive_int
 from transformer_course.core.multihead import MultiHeadAttention
 from transformer_course.experiments.ch1_why_attention.paths import (
-    KINDS,
-    check_kind,
     check_odd,
     counted_path_length,
 )
-from transformer_course.experiments.ch1_why_attention.recurrence import ElmanRNN
 from transformer_course.notebook import time_call
+
+#: The layer kinds of Table 1 as counted here: the paper's rows, with the recurrent row twice,
+#: as a plain (Elman) RNN and as the LSTM the paper's recurrent baselines used.
+TABLE1_KINDS = ("self-attention", "recurrent", "LSTM", "convolutional", "dilated convolutional",
+                "restricted self-attention")
+TABLE1_NAMES = {"self-attention": "Self-attention", "recurrent": "Recurrent (Elman RNN)",
+                "LSTM": "Recurrent (LSTM)", "convolutional": "Convolutional",
+                "dilated convolutional": "Dilated convolutional",
+                "restricted self-attention": "Restricted self-attention"}
+
+
+def check_table1_kind(kind: str) -> None:
+    """Check that ``kind`` names one of the layer types in :data:`TABLE1_KINDS`."""
+    if kind not in TABLE1_KINDS:
+        raise ValueError(f"kind must be one of {TABLE1_KINDS}; got {kind!r}")
+
+
+def graph_kind(kind: str) -> str:
+    """The connectivity graph of ``kind`` in :mod:`paths`: an LSTM is wired like any RNN."""
+    check_table1_kind(kind)
+    return "recurrent" if kind == "LSTM" else kind
 
 # --- restricted self-attention -----------------------------------------------------------------
 
@@ -134,11 +156,13 @@ def layer_forward(kind: str, n: int, d: int, *, kernel_size: int = 3, neighbourh
                   batch: int = 1, device: str | torch.device = "meta") -> Callable[[], object]:
     """A zero-argument forward pass of one ``kind`` layer on a (batch, n, d) input.
 
-    Self-attention is the attention operation itself (the paper's n^2 * d); the recurrent layer is
-    ``nn.RNN`` (tanh); convolutions are ``nn.Conv1d`` with ``same`` padding (the dilated one has
-    dilation ``kernel_size``: the cost of any layer of a dilated stack).
+    Self-attention is the attention operation itself (the paper's n^2 * d); the recurrent layers are
+    ``nn.RNN`` (tanh) and ``nn.LSTM``; convolutions are ``nn.Conv1d`` with ``same`` padding (the
+    dilated one has dilation ``kernel_size``: the cost of any layer of a dilated stack). The LSTM
+    runs PyTorch's step-by-step implementation, not oneDNN's fused kernel, so that its operations
+    can be counted (the two compute the same thing).
     """
-    check_kind(kind)
+    check_table1_kind(kind)
     for name, value in (("n", n), ("d", d), ("batch", batch)):
         check_positive_int(name, value)
     check_odd("kernel_size", kernel_size)
@@ -152,10 +176,21 @@ def layer_forward(kind: str, n: int, d: int, *, kernel_size: int = 3, neighbourh
         if kind == "recurrent":
             rnn = nn.RNN(d, d, batch_first=True, device=device)
             return lambda: rnn(x)
+        if kind == "LSTM":
+            lstm = nn.LSTM(d, d, batch_first=True, device=device)
+            return lambda: _without_onednn(lambda: lstm(x))
         dilation = kernel_size if kind == "dilated convolutional" else 1
         conv = nn.Conv1d(d, d, kernel_size, padding=dilation * (kernel_size // 2),
                          dilation=dilation, device=device)
     return lambda: conv(x.transpose(1, 2))  # (B, d_model, T)
+
+
+def _without_onednn(fn: Callable[[], object]) -> object:
+    """Call ``fn`` with oneDNN switched off, so that an LSTM dispatches one operation per step."""
+    with warnings.catch_warnings():  # switching the flag warns about Intel GPUs, which we lack
+        warnings.simplefilter("ignore", UserWarning)
+        with torch.backends.mkldnn.flags(enabled=False):
+            return fn()
 
 
 # --- Table 1 ---------------------------------------------------------------------------------
@@ -163,6 +198,7 @@ def layer_forward(kind: str, n: int, d: int, *, kernel_size: int = 3, neighbourh
 PAPER_TABLE1 = {  # Vaswani et al. (2017), Table 1 (and section 4 for contiguous convolutions)
     "self-attention": ("O(n²·d)", "O(1)", "O(1)"),
     "recurrent": ("O(n·d²)", "O(n)", "O(n)"),
+    "LSTM": ("O(n·d²)", "O(n)", "O(n)"),
     "convolutional": ("O(k·n·d²)", "O(1)", "O(n/k) (§4)"),
     "dilated convolutional": ("O(k·n·d²)", "O(1)", "O(log_k(n))"),
     "restricted self-attention": ("O(r·n·d)", "O(1)", "O(n/r)"),
@@ -181,8 +217,8 @@ class Table1Config:
 
 def paper_term(kind: str, n: int, d: int, kernel_size: int, neighbourhood: int) -> int:
     """The paper's complexity-per-layer expression evaluated at the given sizes."""
-    check_kind(kind)
-    return {"self-attention": n * n * d, "recurrent": n * d * d,
+    check_table1_kind(kind)
+    return {"self-attention": n * n * d, "recurrent": n * d * d, "LSTM": n * d * d,
             "convolutional": kernel_size * n * d * d,
             "dilated convolutional": kernel_size * n * d * d,
             "restricted self-attention": neighbourhood * n * d}[kind]
@@ -190,9 +226,9 @@ def paper_term(kind: str, n: int, d: int, kernel_size: int, neighbourhood: int) 
 
 def counting_device(kind: str) -> str:
     """Where to count ``kind``'s FLOPs: ``meta`` for a few large operations (nothing is computed),
-    the CPU for the recurrent layer, whose many small steps run faster there than on ``meta``."""
-    check_kind(kind)
-    return "cpu" if kind == "recurrent" else "meta"
+    the CPU for the recurrent layers, whose many small steps run faster there than on ``meta``."""
+    check_table1_kind(kind)
+    return "cpu" if kind in ("recurrent", "LSTM") else "meta"
 
 
 def count_table1(config: Table1Config = Table1Config()) -> pd.DataFrame:
@@ -201,7 +237,7 @@ def count_table1(config: Table1Config = Table1Config()) -> pd.DataFrame:
     n, d, k, r = config.n, config.d, config.kernel_size, config.neighbourhood
     options = {"kernel_size": k, "neighbourhood": r}
     rows = []
-    for kind in KINDS:
+    for kind in TABLE1_KINDS:
         flops = count_flops(layer_forward(kind, n, d, device=counting_device(kind), **options))
         term = paper_term(kind, n, d, k, r)
         rows.append({
@@ -210,7 +246,7 @@ def count_table1(config: Table1Config = Table1Config()) -> pd.DataFrame:
                                                                **options)),
             "sequential_2n": count_sequential_ops(layer_forward(kind, 2 * n, 8, device="cpu",
                                                                 **options)),
-            "path_length": counted_path_length(kind, n, **options),
+            "path_length": counted_path_length(graph_kind(kind), n, **options),
         })
     return pd.DataFrame(rows).set_index("layer")
 
@@ -220,14 +256,15 @@ def format_table1(counted: pd.DataFrame, config: Table1Config = Table1Config()) 
 
     One column per layer kind, one row per quantity (the paper's rows, transposed to fit a page).
     """
-    if not isinstance(counted, pd.DataFrame) or list(counted.index) != list(KINDS):
-        raise ValueError(f"counted must be the DataFrame from count_table1 with rows {KINDS}")
+    if not isinstance(counted, pd.DataFrame) or list(counted.index) != list(TABLE1_KINDS):
+        raise ValueError(f"counted must be the DataFrame from count_table1 with rows "
+                         f"{TABLE1_KINDS}")
     check_instance("config", config, Table1Config)
     n = config.n
     columns = {}
     for kind, row in counted.iterrows():
         complexity, sequential, path = PAPER_TABLE1[kind]
-        columns[kind.capitalize()] = {
+        columns[TABLE1_NAMES[kind]] = {
             "Complexity per layer (paper)": complexity,
             f"FLOPs counted (n={n}, d={config.d})": f"{int(row['flops']):,}",
             "Counted ÷ paper's term": f"{row['flops_per_term']:g}",
@@ -244,7 +281,8 @@ def flops_by_length(lengths: Sequence[int], d: int, *, kernel_size: int = 3) -> 
     """Counted FLOPs per layer against sequence length: columns length, layer, flops.
 
     Layers: the attention operation, a full multi-head self-attention layer (with its four
-    d x d projections), ``nn.RNN`` and ``nn.Conv1d``.
+    d x d projections), ``nn.RNN`` and ``nn.LSTM`` (each counted for one position, times n),
+    and ``nn.Conv1d``.
     """
     if isinstance(lengths, str | bytes) or not isinstance(lengths, Sequence) or not lengths:
         raise TypeError(f"lengths must be a non-empty sequence of positive ints; got {lengths!r}")
@@ -252,6 +290,11 @@ def flops_by_length(lengths: Sequence[int], d: int, *, kernel_size: int = 3) -> 
         check_positive_int("lengths", n)
     check_positive_int("d", d)
     layer = _meta_multihead(d)
+    # A recurrent layer does the same arithmetic at every position; counting it one position
+    # long and multiplying by n saves dispatching thousands of small steps (Table 1 counts the
+    # layers whole, and the tests check that the two agree).
+    rnn_step = count_flops(layer_forward("recurrent", 1, d, device="cpu"))
+    lstm_step = count_flops(layer_forward("LSTM", 1, d, device="cpu"))
     rows = []
     for n in lengths:
         x = torch.zeros(1, n, d, device="meta")  # (B, T, d_model)
@@ -259,7 +302,8 @@ def flops_by_length(lengths: Sequence[int], d: int, *, kernel_size: int = 3) -> 
             "self-attention (attention only)": count_flops(layer_forward("self-attention", n, d)),
             "self-attention layer (with projections)": count_flops(
                 lambda x=x: layer(x, x, x, need_weights=True)),
-            "recurrent (nn.RNN)": count_flops(layer_forward("recurrent", n, d, device="cpu")),
+            "recurrent (nn.RNN)": n * rnn_step,
+            "recurrent (nn.LSTM)": n * lstm_step,
             f"convolutional (k={kernel_size})": count_flops(
                 layer_forward("convolutional", n, d, kernel_size=kernel_size)),
         }
@@ -272,16 +316,18 @@ def _meta_multihead(d: int) -> nn.Module:
         return MultiHeadAttention(d, 8 if d % 8 == 0 else 1)
 
 
-# --- measured wall-clock -----------------------------------------------------------------------
+# --- measured time ----------------------------------------------------------------------------
 
 def time_forward_by_length(lengths: Sequence[int], *, d_model: int = 128, num_heads: int = 4,
-                           batch: int = 4, repeats: int = 5, threads: int = 1) -> pd.DataFrame:
-    """Median forward time of a recurrent and a self-attention layer of width d_model, per length.
+                           batch: int = 4, rounds: int = 7, threads: int = 1) -> pd.DataFrame:
+    """CPU time of one forward pass of a recurrent and a self-attention layer, per length.
 
-    Layers: ``nn.RNN`` (one fused call, still stepping over time inside), :class:`ElmanRNN` (the
-    same maths stepped in Python) and :class:`MultiHeadAttention` (fused attention kernel).
-    Inputs are (batch, length, d_model); gradients are off. Runs on ``threads`` CPU threads; the
-    thread count and the global random state are restored afterwards.
+    Layers of width d_model: ``nn.RNN``, ``nn.LSTM`` (each one call, stepping over positions
+    inside) and :class:`MultiHeadAttention`. Inputs are (batch, length, d_model); gradients are
+    off. Every round times each (layer, length) once, in rotating order, so that a change in the
+    machine's load falls on all of them alike; the clock is the process's CPU time, which does not
+    count the moments the process waits for a core. Runs on ``threads`` CPU threads; the thread
+    count and the global random state are restored afterwards.
 
     Returns:
         columns length, layer, parameters, median_s, min_s, max_s (one row per layer and length).
@@ -291,35 +337,42 @@ def time_forward_by_length(lengths: Sequence[int], *, d_model: int = 128, num_he
     for n in lengths:
         check_positive_int("lengths", n)
     for name, value in (("d_model", d_model), ("num_heads", num_heads), ("batch", batch),
-                        ("repeats", repeats), ("threads", threads)):
+                        ("rounds", rounds), ("threads", threads)):
         check_positive_int(name, value)
     with torch.random.fork_rng():
         torch.manual_seed(0)
-        layers: dict[str, tuple[nn.Module, Callable[[torch.Tensor], object]]] = {}
         rnn = nn.RNN(d_model, d_model, batch_first=True)
-        layers["recurrent (nn.RNN)"] = (rnn, rnn)
-        elman = ElmanRNN(d_model, d_model)
-        layers["recurrent (ElmanRNN, Python loop)"] = (elman, elman)
+        lstm = nn.LSTM(d_model, d_model, batch_first=True)
         mha = MultiHeadAttention(d_model, num_heads)
-        layers["self-attention (MultiHeadAttention)"] = (mha, lambda x: mha(x, x, x))
+        layers = {"recurrent (nn.RNN)": (rnn, rnn), "recurrent (nn.LSTM)": (lstm, lstm),
+                  "self-attention (MultiHeadAttention)": (mha, lambda x: mha(x, x, x))}
         inputs = {n: torch.randn(batch, n, d_model) for n in lengths}  # (B, T, d_model)
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        rows = _time_layers(layers, inputs, repeats)
+        samples = _time_rounds(layers, inputs, rounds)
     finally:
         torch.set_num_threads(previous_threads)
+    rows = []
+    for (n, name), seconds in samples.items():
+        rows.append({"length": n, "layer": name,
+                     "parameters": sum(p.numel() for p in layers[name][0].parameters()),
+                     "median_s": statistics.median(seconds), "min_s": min(seconds),
+                     "max_s": max(seconds)})
     return pd.DataFrame(rows)
 
 
-def _time_layers(layers: dict[str, tuple[nn.Module, Callable[[torch.Tensor], object]]],
-                 inputs: dict[int, torch.Tensor], repeats: int) -> list[dict[str, object]]:
-    rows = []
+def _time_rounds(layers: dict[str, tuple[nn.Module, Callable[[torch.Tensor], object]]],
+                 inputs: dict[int, torch.Tensor], rounds: int,
+                 ) -> dict[tuple[int, str], list[float]]:
+    calls = {(n, name): (lambda f=forward, x=x: f(x))
+             for n, x in inputs.items() for name, (_, forward) in layers.items()}
+    keys, samples = list(calls), {key: [] for key in calls}
     with torch.no_grad():
-        for n, x in inputs.items():
-            for name, (module, forward) in layers.items():
-                timing = time_call(lambda f=forward, x=x: f(x), repeats=repeats)
-                rows.append({"length": n, "layer": name,
-                             "parameters": sum(p.numel() for p in module.parameters()),
-                             "median_s": timing.median, "min_s": timing.min, "max_s": timing.max})
-    return rows
+        for key in keys:
+            calls[key]()  # warm-up
+        for r in range(rounds):
+            for key in keys[r % len(keys):] + keys[:r % len(keys)]:
+                timing = time_call(calls[key], repeats=1, warmup=0, clock=time.process_time)
+                samples[key].append(timing.median)
+    return samples
