@@ -136,18 +136,21 @@ class CodeLine:
     line: int  # 1-based line number in the source
     text: str  # the line, without its newline
     tags: tuple[str, ...]  # the cell's tags (e.g. "remove-cell", "hide-input")
+    in_solution: bool = False  # inside a solution (between solution-start and solution-end)
 
 
 CELL_TAGS = re.compile(r"^:tags:\s*\[(?P<tags>[^\]]*)\]\s*$")
 
 
 def code_cell_lines(text: str) -> list[CodeLine]:
-    """Every line of every ``{code-cell}`` in a MyST source, with its cell's tags (the cell's
-    option lines and the blank line after them are not code)."""
+    """Every line of every ``{code-cell}`` in a MyST source, with its cell's tags and whether it
+    sits in an exercise's solution (the cell's option lines are not code)."""
     lines = text.splitlines()
     found: list[CodeLine] = []
-    index = 0
+    index, in_solution = 0, False
     while index < len(lines):
+        if re.match(r"^:{3,}\{solution-(start|end)\}", lines[index]):
+            in_solution = "solution-start" in lines[index]
         match = re.match(r"^(?P<fence>`{3,}|:{3,})\{code-cell\}", lines[index])
         index += 1
         if not match:
@@ -160,7 +163,7 @@ def code_cell_lines(text: str) -> list[CodeLine]:
                              if tag.strip())
             index += 1
         while index < len(lines) and lines[index].strip() != match["fence"]:
-            found.append(CodeLine(index + 1, lines[index], tags))
+            found.append(CodeLine(index + 1, lines[index], tags, in_solution))
             index += 1
         index += 1
     return found

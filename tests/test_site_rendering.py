@@ -14,6 +14,8 @@ import re
 
 import pytest
 from site_utils import (
+    HTML,
+    CodeLine,
     chapter_numbers,
     code_cell_lines,
     html_path,
@@ -27,12 +29,16 @@ DOCNAMES = toc_docnames()
 CHAPTERS = chapter_numbers()
 pytestmark = pytest.mark.usefixtures("built_site")
 
-# The code column of a chapter page at a window width of 1280 px (pydata/sphinx-book theme as
-# pinned, measured with Chromium's layout): a code block's <pre> holds 652 px of text between its
-# paddings, and the page's monospace font at 14 px is 8.43 px a character (0.602 em: DejaVu Sans
-# Mono, Menlo and SF Mono alike), so 652 / 8.43 = 77.4 characters fit before the block scrolls and
-# hides the rest of the line, trailing shape comments first. At 1440 px the column holds 89.
-CODE_COLUMN = 77
+# The code column of a chapter page at a window width of 1280 px (the pydata/sphinx-book theme as
+# pinned, laid out by Chromium; test_code_columns_at_1280_px below re-measures it). The page's
+# monospace font at 14 px is 8.43 px a character (0.602 em: DejaVu Sans Mono, Menlo and SF Mono
+# alike), and a code cell's <pre> holds, between its paddings, 652 px of text in the body of the
+# page (77.4 characters), 634 px in a cell whose input is folded away (hide-input: 75.2) and
+# 630 px in an exercise's solution (74.7). A longer line scrolls, and its end, usually the shape
+# comment, is hidden. (At 1440 px the body holds 89 characters.)
+CODE_COLUMN = 77  # the body of a page
+FOLDED_COLUMN = 75  # a hide-input cell, inside its fold-out
+SOLUTION_COLUMN = 74  # a cell in an exercise's solution
 # Cells tagged so are never rendered; their lines need not fit.
 NOT_RENDERED = {"remove-cell", "remove-input"}
 NUMBERED = re.compile(r"^(?P<kind>Figure|Table|Exercise|Listing) (?P<chapter>\d+)\.(?P<n>\d+)\s*$")
@@ -159,11 +165,74 @@ def test_no_machine_paths_in_any_page() -> None:
     assert not found, "machine paths in the site:\n" + "\n".join(found[:20])
 
 
+def _column(line: CodeLine) -> int:
+    if line.in_solution:
+        return SOLUTION_COLUMN
+    return FOLDED_COLUMN if "hide-input" in line.tags else CODE_COLUMN
+
+
 @pytest.mark.parametrize("docname", list(CHAPTERS))
 def test_code_lines_fit_the_code_column(docname: str) -> None:
-    """Every rendered code line of a chapter fits the code column at 1280 px (CODE_COLUMN)."""
-    wide = [f"line {line.line} ({len(line.text)} characters): {line.text.strip()[:60]}"
+    """Every rendered code line of a chapter fits its code column at 1280 px (CODE_COLUMN in the
+    body, FOLDED_COLUMN in a hide-input cell, SOLUTION_COLUMN in a solution)."""
+    wide = [f"line {line.line} ({len(line.text)} > {_column(line)} characters): "
+            f"{line.text.strip()[:60]}"
             for line in code_cell_lines(source_path(docname).read_text())
-            if len(line.text) > CODE_COLUMN and not NOT_RENDERED & set(line.tags)]
-    assert not wide, (f"{docname}: {len(wide)} code line(s) wider than {CODE_COLUMN} "
-                      f"characters:\n" + "\n".join(wide))
+            if len(line.text) > _column(line) and not NOT_RENDERED & set(line.tags)]
+    assert not wide, (f"{docname}: {len(wide)} code line(s) wider than the code column:\n"
+                      + "\n".join(wide))
+
+
+# The code columns, as Chromium lays out a chapter page in a 1280 x 900 window: the text width of
+# a code cell's <pre> (between its paddings) over the width of one character of its font, for a
+# cell in the body, a hide-input cell and a cell in a solution (the narrowest of each on the page).
+MEASURE_COLUMNS_JS = """() => {
+    const columns = {body: [], folded: [], solution: []};
+    for (const pre of document.querySelectorAll('div.cell_input div.highlight pre')) {
+        const style = getComputedStyle(pre);
+        const probe = document.createElement('span');
+        probe.textContent = 'x'.repeat(100);
+        probe.style.font = style.font;
+        probe.style.whiteSpace = 'pre';
+        pre.appendChild(probe);
+        const character = probe.getBoundingClientRect().width / 100;
+        probe.remove();
+        const width = pre.clientWidth - parseFloat(style.paddingLeft)
+            - parseFloat(style.paddingRight);
+        if (!width) continue;  // not laid out (e.g. a closed fold)
+        const kind = pre.closest('.solution') ? 'solution'
+            : pre.closest('details') ? 'folded' : 'body';
+        columns[kind].push(width / character);
+    }
+    return Object.fromEntries(Object.entries(columns)
+        .filter(([, w]) => w.length).map(([k, w]) => [k, Math.min(...w)]));
+}"""
+
+
+@pytest.mark.browser
+def test_code_columns_at_1280_px() -> None:
+    """The three column widths above are what the rendered chapters hold: Chromium at 1280 px
+    fits at least that many characters in every code cell of the kind, and the narrowest holds
+    fewer than two more (so no limit is looser than the page)."""
+    from playwright.sync_api import sync_playwright
+    from test_browser import LAUNCH_ARGS, chromium_path
+
+    limits = {"body": CODE_COLUMN, "folded": FOLDED_COLUMN, "solution": SOLUTION_COLUMN}
+    narrowest: dict[str, float] = {}
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True,
+                                             chromium_sandbox=False, args=LAUNCH_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            for docname in CHAPTERS:
+                page.goto((HTML / f"{docname}.html").as_uri())
+                page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
+                for kind, chars in page.evaluate(MEASURE_COLUMNS_JS).items():
+                    narrowest[kind] = min(chars, narrowest.get(kind, chars))
+        finally:
+            browser.close()
+    assert set(narrowest) == set(limits), f"no code cell of some kind on the pages: {narrowest}"
+    for kind, chars in narrowest.items():
+        assert limits[kind] <= chars < limits[kind] + 2, \
+            f"{kind} code column holds {chars:.1f} characters at 1280 px; the limit is " \
+            f"{limits[kind]}"
