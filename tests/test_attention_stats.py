@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -69,11 +70,28 @@ def test_attention_memory_grows_quadratically():
 
 def test_attention_time_returns_one_row_per_point_and_restores_threads():
     threads = torch.get_num_threads()
-    table = stats.attention_time([8, 16], d_k=4, repeats=1, threads=1, clock="wall")
+    samples = stats.attention_time_samples([8, 16], d_k=4, rounds=3, threads=1, clock="wall")
     assert torch.get_num_threads() == threads
+    assert len(samples) == 3 * 2 * len(stats.TIMED_PATHS)
+    assert sorted(samples["round"].unique()) == [0, 1, 2]
+    table = stats.attention_time(samples)
     assert len(table) == 2 * len(stats.TIMED_PATHS)
     assert set(table["path"]) == set(stats.TIMED_PATHS)
     assert (table["seconds"] >= table["min_seconds"]).all() and (table["min_seconds"] >= 0).all()
+
+
+def _samples(times: dict[int, list[float]]) -> pd.DataFrame:
+    return pd.DataFrame([{"round": r, "T": T, "path": "p", "seconds": t}
+                         for T, ts in times.items() for r, t in enumerate(ts)])
+
+
+def test_growth_exponent_pairs_rounds_and_takes_the_median():
+    # quadratic in every round but one disturbed round; the per-round ratio is 4 in two of three
+    samples = _samples({100: [1.0, 2.0, 1.0], 200: [4.0, 8.0, 40.0]})
+    assert stats.growth_exponent(samples, "p", 100, 200) == pytest.approx(2.0)
+    # a drift that slows both lengths alike in one round does not change the paired ratio
+    drift = _samples({100: [1.0, 10.0, 1.0], 200: [2.0, 20.0, 2.0]})
+    assert stats.growth_exponent(drift, "p", 100, 200) == pytest.approx(1.0)
 
 
 def test_loglog_slope_recovers_the_exponent():
@@ -97,11 +115,15 @@ def test_loglog_slope_recovers_the_exponent():
      TypeError, r"logits must have a floating-point dtype"),
     (lambda: stats.softmax_saturation([4], T_k=0), ValueError, r"T_k must be a positive int"),
     (lambda: stats.softmax_saturation([4], num_queries=2.5), TypeError, r"num_queries must be"),
-    (lambda: stats.attention_time([8], paths=("jax",)), ValueError, r"paths must be"),
-    (lambda: stats.attention_time([8], paths="numpy"), ValueError, r"paths must be"),
-    (lambda: stats.attention_time([8], clock="gpu"), ValueError, r"clock must be one of"),
-    (lambda: stats.attention_time([8], threads=0), ValueError, r"threads must be a positive"),
-    (lambda: stats.attention_time([8], repeats=0), ValueError, r"repeats must be a positive"),
+    (lambda: stats.attention_time_samples([8], paths=("jax",)), ValueError, r"paths must be"),
+    (lambda: stats.attention_time_samples([8], paths="numpy"), ValueError, r"paths must be"),
+    (lambda: stats.attention_time_samples([8], clock="gpu"), ValueError, r"clock must be one"),
+    (lambda: stats.attention_time_samples([8], threads=0), ValueError, r"threads must be a"),
+    (lambda: stats.attention_time_samples([8], rounds=0), ValueError, r"rounds must be a"),
+    (lambda: stats.attention_time(pd.DataFrame()), ValueError, r"samples must be"),
+    (lambda: stats.growth_exponent(_samples({8: [1.0]}), "p", 8, 16), ValueError,
+     r"two different lengths"),
+    (lambda: stats.growth_exponent(_samples({8: [1.0]}), "q", 8, 8), ValueError, r"path 'q'"),
     (lambda: stats.attention_memory([8, -8]), ValueError, r"T_values\[1\] must be a positive"),
     (lambda: stats.attention_memory([8], batch=0), ValueError, r"batch must be a positive"),
     (lambda: stats.loglog_slope([1.0], [1.0]), ValueError,

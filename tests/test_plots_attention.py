@@ -49,6 +49,34 @@ def test_cost_figure_reports_fitted_slopes():
     _close(fig)
 
 
+def test_cost_figure_shows_given_exponents():
+    fig = plots.plot_attention_cost(TIMES, MEMORY, time_slopes={"a": 1.5, "b": 2.25})
+    assert [line.get_label() for line in fig.axes[0].lines] == ["a (slope 1.50)",
+                                                                "b (slope 2.25)"]
+    _close(fig)
+
+
+def test_weights_figure_labels_queries_and_keys():
+    w = np.array([[1.0, 0.0, 0.0], [0.5, 0.5, 0.0]])
+    fig = plots.plot_attention_weights([w], ["t"], labels=[(["q0", "q1"], ["a", "b", "c"])])
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["a", "b", "c"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["q0", "q1"]
+    _close(fig)
+
+
+def test_score_comparison_plots_medians_with_bands():
+    table = pd.DataFrame([{"d_k": d, "score": s, "seed": seed, "accuracy": a + 0.01 * seed}
+                          for d, a in ((8, 0.5), (16, 0.7)) for s in ("x", "y")
+                          for seed in range(3)])
+    fig = plots.plot_score_comparison(table)
+    ax = fig.axes[0]
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [0.51, 0.71])
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["x", "y"]
+    assert ax.get_xscale() == "log" and "accuracy" in ax.get_ylabel()
+    _close(fig)
+
+
 def test_weights_figure_marks_blocked_cells():
     w = np.array([[1.0, 0.0], [0.4, 0.6]])
     mask = np.array([[True, False], [True, True]])
@@ -73,7 +101,12 @@ def test_weights_figure_marks_blocked_cells():
     (lambda: plots.plot_attention_weights(np.eye(2), ["a"]), TypeError,
      r"weights must be a non-empty sequence"),
     (lambda: plots.plot_attention_weights([np.eye(2)], ["a", "b"]), ValueError,
-     r"titles and masks must have one entry per panel \(1\); got 2 titles"),
+     r"titles, masks and labels must have one entry per panel \(1\); got 2, 1 and 1"),
+    (lambda: plots.plot_attention_weights([np.eye(2)], ["a"], labels=[(["q"], ["k1", "k2"])]),
+     ValueError, r"labels\[0\] must be \(T_q=2 query labels"),
+    (lambda: plots.plot_attention_cost(TIMES, MEMORY, time_slopes={"a": 2.0}), ValueError,
+     r"time_slopes must map every path"),
+    (lambda: plots.plot_score_comparison(TIMES), ValueError, r"table must be a non-empty"),
     (lambda: plots.plot_attention_weights([np.ones(3)], ["a"]), ValueError,
      r"weights\[0\] must have shape \(T_q, T_k\); got shape \(3,\)"),
     (lambda: plots.plot_attention_weights([np.eye(2)], ["a"], [np.ones((3, 3), bool)]),

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -78,7 +78,8 @@ def plot_softmax_saturation(table: pd.DataFrame, T_k: int) -> Figure:
 
 
 def plot_attention_cost(times: pd.DataFrame, memory: pd.DataFrame, fit_from: int = 1,
-                        time_label: str = "median time per call (ms)") -> Figure:
+                        time_label: str = "median time per call (ms)",
+                        time_slopes: Mapping[str, float] | None = None) -> Figure:
     """Time (per path) and peak memory of attention against T on log-log axes, slopes fitted.
 
     Args:
@@ -86,15 +87,22 @@ def plot_attention_cost(times: pd.DataFrame, memory: pd.DataFrame, fit_from: int
         memory: the output of :func:`~transformer_course.attention_stats.attention_memory`.
         fit_from: fit the slopes only on points with T >= fit_from (small T is overhead-bound).
         time_label: the label of the time axis (say which clock was read).
+        time_slopes: path -> growth exponent measured elsewhere (e.g. ``growth_exponent``), to
+            show instead of a fit to the medians.
     """
     _check_frame("times", times, ["T", "path", "seconds"])
     _check_frame("memory", memory, ["T", "peak_bytes", "weights_bytes"])
     if isinstance(fit_from, bool) or not isinstance(fit_from, int) or fit_from <= 0:
         raise ValueError(f"fit_from must be a positive int; got {fit_from!r}")
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.2, 3.8))
+    if time_slopes is not None and (not isinstance(time_slopes, Mapping)
+                                    or set(time_slopes) != set(times["path"])):
+        raise ValueError(f"time_slopes must map every path {sorted(set(times['path']))} to an "
+                         f"exponent; got {time_slopes!r}")
     for path, rows in times.groupby("path", sort=False):
         fit = rows[rows["T"] >= fit_from]
         slope = loglog_slope(fit["T"], fit["seconds"]) if len(fit) >= 2 else float("nan")
+        slope = slope if time_slopes is None else time_slopes[path]
         left.plot(rows["T"], rows["seconds"] * 1e3, "o-", label=f"{path} (slope {slope:.2f})")
     left.set_ylabel(time_label)
     fit = memory[memory["T"] >= fit_from]
@@ -113,21 +121,25 @@ def plot_attention_cost(times: pd.DataFrame, memory: pd.DataFrame, fit_from: int
 
 
 def plot_attention_weights(weights: Sequence[np.ndarray], titles: Sequence[str],
-                           masks: Sequence[np.ndarray | None] | None = None) -> Figure:
+                           masks: Sequence[np.ndarray | None] | None = None, *,
+                           labels: Sequence[tuple[Sequence[str], Sequence[str]]] | None = None,
+                           ) -> Figure:
     """Heatmaps of attention weights side by side, values written in, masked cells crossed out.
 
     Args:
         weights: one (T_q, T_k) array per panel, rows = queries, columns = keys.
         titles: one title per panel.
         masks: optional (T_q, T_k) boolean arrays (True = may attend), or None per panel.
+        labels: optional (query labels, key labels) per panel; positions are numbered otherwise.
     """
     if isinstance(weights, np.ndarray) or not isinstance(weights, Sequence) or not weights:
         raise TypeError("weights must be a non-empty sequence of (T_q, T_k) arrays; "
                         f"got {type(weights).__name__}")
     masks = [None] * len(weights) if masks is None else list(masks)
-    if len(titles) != len(weights) or len(masks) != len(weights):
-        raise ValueError(f"titles and masks must have one entry per panel ({len(weights)}); "
-                         f"got {len(titles)} titles and {len(masks)} masks")
+    labels = [None] * len(weights) if labels is None else list(labels)
+    if len(titles) != len(weights) or len(masks) != len(weights) or len(labels) != len(weights):
+        raise ValueError(f"titles, masks and labels must have one entry per panel "
+                         f"({len(weights)}); got {len(titles)}, {len(masks)} and {len(labels)}")
     arrays = [np.asarray(w, dtype=float) for w in weights]
     for i, (w, m) in enumerate(zip(arrays, masks, strict=True)):
         if w.ndim != 2:
@@ -135,9 +147,12 @@ def plot_attention_weights(weights: Sequence[np.ndarray], titles: Sequence[str],
         if m is not None and np.shape(m) != w.shape:
             raise ValueError(f"masks[{i}] must have the shape of weights[{i}] {w.shape}; "
                              f"got shape {np.shape(m)}")
+        if labels[i] is not None and tuple(map(len, labels[i])) != w.shape:
+            raise ValueError(f"labels[{i}] must be (T_q={w.shape[0]} query labels, "
+                             f"T_k={w.shape[1]} key labels)")
     fig, axes = plt.subplots(1, len(arrays), figsize=(2.6 * len(arrays) + 0.6, 3.0),
                              squeeze=False)
-    for ax, w, m, title in zip(axes[0], arrays, masks, titles, strict=True):
+    for ax, w, m, title, names in zip(axes[0], arrays, masks, titles, labels, strict=True):
         ax.imshow(w, cmap="Blues", vmin=0.0, vmax=1.0)
         ax.grid(False)
         for (i, j), value in np.ndenumerate(w):
@@ -146,8 +161,35 @@ def plot_attention_weights(weights: Sequence[np.ndarray], titles: Sequence[str],
             ax.text(j, i, text, ha="center", va="center", fontsize=7,
                     color="0.45" if blocked else ("white" if value > 0.6 else "black"))
         ax.set_title(title, fontsize="small")
-        ax.set_xticks(range(w.shape[1]))
-        ax.set_yticks(range(w.shape[0]))
-        ax.set_xlabel("key position")
-        ax.set_ylabel("query position")
+        queries, keys = names if names is not None else (range(w.shape[0]), range(w.shape[1]))
+        ax.set_xticks(range(w.shape[1]), [str(k) for k in keys], fontsize="x-small",
+                      rotation=90 if names is not None else 0)
+        ax.set_yticks(range(w.shape[0]), [str(q) for q in queries], fontsize="x-small")
+        ax.set_xlabel("key" if names is not None else "key position")
+        ax.set_ylabel("query" if names is not None else "query position")
+    return fig
+
+
+def plot_score_comparison(table: pd.DataFrame) -> Figure:
+    """Held-out accuracy against d_k for each score function: median over seeds, min-max band.
+
+    Args:
+        table: the output of ``score_functions.compare_score_functions`` (chapter 2).
+    """
+    _check_frame("table", table, ["d_k", "score", "seed", "accuracy"])
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    for (score, rows), marker in zip(table.groupby("score", sort=False), "o^s", strict=False):
+        by_width = rows.groupby("d_k")["accuracy"]
+        widths = np.array(sorted(rows["d_k"].unique()))
+        line, = ax.plot(widths, by_width.median().loc[widths], marker=marker, label=score)
+        ax.fill_between(widths, by_width.min().loc[widths], by_width.max().loc[widths],
+                        color=line.get_color(), alpha=0.15, linewidth=0)
+    ax.set_xscale("log", base=2)
+    widths = sorted(table["d_k"].unique())
+    ax.set_xticks(widths, [str(w) for w in widths])
+    ax.minorticks_off()
+    ax.set_xlabel("$d_k$")
+    ax.set_ylabel("held-out accuracy")
+    ax.set_ylim(top=1.02)
+    ax.legend(fontsize="small", loc="lower left")
     return fig

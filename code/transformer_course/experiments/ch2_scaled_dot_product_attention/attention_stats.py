@@ -4,8 +4,8 @@
   dividing by sqrt(d_k) brings it back to 1 (the argument of Vaswani et al., 2017, footnote 4).
 - :func:`softmax_saturation`: the entropy of the attention weights and the size of the gradient that
   passes back through the softmax, with and without the scaling, as d_k grows.
-- :func:`attention_time` and :func:`attention_memory`: wall-clock time and peak memory of attention
-  against the sequence length T; :func:`loglog_slope` fits the exponent.
+- :func:`attention_time_samples` and :func:`attention_memory`: time and peak memory of attention
+  against the sequence length T; :func:`growth_exponent` and :func:`loglog_slope` fit exponents.
 
 Every function takes an explicit seed, so the tables (except wall-clock times) are reproducible.
 """
@@ -198,33 +198,34 @@ def attention_calls(shape: tuple[int, ...], *, seed: int = 0,
     return {path: no_grad(functions[path]) for path in paths}
 
 
-def attention_time(T_values: Sequence[int], *, d_k: int = 64, batch: int = 1,
-                   paths: Sequence[str] = TIMED_PATHS, repeats: int = 3, threads: int = 1,
-                   clock: str = "cpu", seed: int = 0) -> pd.DataFrame:
-    """Median time of one attention call (float32, no mask) against T.
+def attention_time_samples(T_values: Sequence[int], *, d_k: int = 64, batch: int = 1,
+                           paths: Sequence[str] = TIMED_PATHS, rounds: int = 7,
+                           threads: int = 1, clock: str = "cpu", seed: int = 0,
+                           ) -> pd.DataFrame:
+    """Time one attention call (float32, no mask) per path and T, in interleaved rounds.
 
     Paths: "numpy" (:func:`scaled_dot_product_attention_numpy`), "torch explicit"
     (:func:`scaled_dot_product_attention`, weights returned) and "torch fused"
     (``need_weights=False``, i.e. ``F.scaled_dot_product_attention``); self-attention, T_q = T_k.
-    PyTorch runs on ``threads`` threads during the sweep (restored afterwards). With one thread,
-    ``clock="cpu"`` (process CPU time) measures the work itself, unaffected by other programs
-    competing for the cores; ``clock="wall"`` measures elapsed time. NumPy's BLAS keeps its own
-    thread pool, whose waiting threads also count as CPU time.
+    Every round times each (T, path) once, in rotating order, so that a change in the machine's
+    load falls on all of them alike and times from the same round can be compared. PyTorch runs on
+    ``threads`` threads (restored afterwards). With one thread, ``clock="cpu"`` (process CPU
+    time) measures the work itself, unaffected by other programs competing for the cores;
+    ``clock="wall"`` measures elapsed time. NumPy's BLAS keeps its own thread pool.
 
     Args:
         T_values: sequence lengths. d_k: query/key/value width. batch: B.
-        paths: which implementations to time. repeats: timed calls per point (median kept).
+        paths: which implementations to time. rounds: timed calls per (T, path).
         threads: PyTorch intra-op threads while timing. clock: "cpu" or "wall".
         seed: seed of the random inputs.
 
     Returns:
-        one row per (T, path) with columns ``T``, ``path``, ``seconds`` (median) and
-        ``min_seconds``.
+        one row per (round, T, path) with columns ``round``, ``T``, ``path``, ``seconds``.
     """
     Ts = _check_sizes("T_values", T_values)
     check_positive_int("d_k", d_k)
     check_positive_int("batch", batch)
-    check_positive_int("repeats", repeats)
+    check_positive_int("rounds", rounds)
     check_positive_int("threads", threads)
     _check_seed(seed)
     if isinstance(paths, str) or not paths or any(p not in TIMED_PATHS for p in paths):
@@ -232,19 +233,56 @@ def attention_time(T_values: Sequence[int], *, d_k: int = 64, batch: int = 1,
                          f"got {paths!r}")
     if clock not in CLOCKS:
         raise ValueError(f"clock must be one of {tuple(CLOCKS)}; got {clock!r}")
-    rows = []
+    calls = {(T, path): call for T in Ts
+             for path, call in attention_calls((batch, T, d_k), seed=seed, paths=paths).items()}
+    keys, rows = list(calls), []
     previous_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
-        for T in Ts:
-            for path in paths:
-                call = attention_calls((batch, T, d_k), seed=seed, paths=(path,))[path]
-                timing = time_call(call, repeats=repeats, clock=CLOCKS[clock])
-                rows.append({"T": T, "path": path, "seconds": timing.median,
-                             "min_seconds": timing.min})
+        for key in keys:
+            calls[key]()  # warm-up
+        for r in range(rounds):
+            for T, path in keys[r % len(keys):] + keys[:r % len(keys)]:
+                timing = time_call(calls[T, path], repeats=1, warmup=0, clock=CLOCKS[clock])
+                rows.append({"round": r, "T": T, "path": path, "seconds": timing.median})
     finally:
         torch.set_num_threads(previous_threads)
     return pd.DataFrame(rows)
+
+
+def _check_samples(samples: pd.DataFrame) -> None:
+    columns = {"round", "T", "path", "seconds"}
+    if not isinstance(samples, pd.DataFrame) or not columns <= set(samples.columns) \
+            or samples.empty:
+        raise ValueError(f"samples must be the non-empty DataFrame of attention_time_samples "
+                         f"with columns {sorted(columns)}")
+
+
+def attention_time(samples: pd.DataFrame) -> pd.DataFrame:
+    """The median and the minimum over rounds of :func:`attention_time_samples`' times.
+
+    Returns:
+        one row per (T, path) with columns ``T``, ``path``, ``seconds`` (median) and
+        ``min_seconds``.
+    """
+    _check_samples(samples)
+    grouped = samples.groupby(["T", "path"], sort=False)["seconds"]
+    return pd.DataFrame({"seconds": grouped.median(), "min_seconds": grouped.min()}).reset_index()
+
+
+def growth_exponent(samples: pd.DataFrame, path: str, T_from: int, T_to: int) -> float:
+    """The exponent p in time ~ T^p between two lengths, from rounds measured side by side.
+
+    p = log(median over rounds of t(T_to) / t(T_from)) / log(T_to / T_from): each round's ratio
+    compares two calls made moments apart, and the median ignores rounds a neighbour disturbed.
+    """
+    _check_samples(samples)
+    mine = samples[samples["path"] == path].pivot(index="round", columns="T", values="seconds")
+    if mine.empty or T_from not in mine.columns or T_to not in mine.columns or T_from == T_to:
+        raise ValueError(f"samples must hold path {path!r} at two different lengths T_from="
+                         f"{T_from!r} and T_to={T_to!r}")
+    ratio = float((mine[T_to] / mine[T_from]).median())
+    return math.log(ratio) / math.log(T_to / T_from)
 
 
 def attention_memory(T_values: Sequence[int], *, d_k: int = 64, batch: int = 1,
