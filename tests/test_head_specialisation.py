@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 import torch
@@ -9,7 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from transformer_course.experiments.ch3_multi_head_attention.head_specialisation import (
+    CLEAN_OTHER,
+    CLEAN_OWN,
     IGNORE,
+    HeadJobs,
     LookupBatch,
     LookupModel,
     LookupTask,
@@ -17,10 +22,14 @@ from transformer_course.experiments.ch3_multi_head_attention.head_specialisation
     build_lookup_model,
     check_lookup_targets,
     evaluate_lookup_model,
+    head_jobs,
+    lookup_loss,
     lookup_shares,
     make_lookup_batch,
+    specialisation_table,
     token_labels,
     train_lookup_model,
+    train_lookup_models,
 )
 
 torch.set_num_threads(1)
@@ -94,6 +103,59 @@ def test_chapter_configuration_specialises() -> None:
     assert shares[:, 0].argmax() != shares[:, 1].argmax()
 
 
+def test_models_trained_together_equal_models_trained_alone() -> None:
+    task = LookupTask(num_values=4, seq_len=6)
+    config = TrainConfig(d_model=16, hidden=16, steps=20, batch_size=8)
+    together = train_lookup_models(task, config, [3, 5])
+    for seed, result in zip((3, 5), together, strict=True):
+        alone = train_lookup_model(task, replace(config, seed=seed))
+        np.testing.assert_allclose(result.losses, alone.losses, rtol=1e-5, atol=1e-6)
+        for (name, a), (_, b) in zip(result.model.named_parameters(),
+                                     alone.model.named_parameters(), strict=True):
+            torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5, msg=name)
+    assert together[0].losses != together[1].losses  # different seeds, different runs
+    assert not together[0].model.training and len(together[1].accuracies) == 20
+
+
+def test_lookup_loss_is_the_mean_cross_entropy_of_scored_positions() -> None:
+    task = LookupTask(num_values=3, seq_len=4)
+    model = build_lookup_model(task, TrainConfig(d_model=8, hidden=8))
+    batch = make_lookup_batch(task, 5, torch.Generator().manual_seed(0))
+    logits, _ = model(batch.tokens)
+    expected = torch.nn.functional.cross_entropy(logits[:, 1:].flatten(0, 1),
+                                                 batch.targets[:, 1:].flatten())
+    assert lookup_loss(model, batch) == pytest.approx(expected.item())
+
+
+def test_head_jobs_picks_two_different_heads() -> None:
+    shares = np.array([[0.9, 0.05], [0.02, 0.85], [0.3, 0.3]])
+    jobs = head_jobs(shares)
+    assert (jobs.prev_head, jobs.marked_head) == (0, 1) and jobs.clean
+    assert (jobs.prev_own, jobs.prev_other) == (0.9, 0.05)
+    assert (jobs.marked_own, jobs.marked_other) == (0.85, 0.02)
+    both_on_prev = head_jobs(np.array([[0.9, 0.05], [0.8, 0.1]]))  # one head is forced to marked
+    assert both_on_prev.prev_head != both_on_prev.marked_head and not both_on_prev.clean
+
+
+@pytest.mark.parametrize("own, other, clean", [
+    (CLEAN_OWN, CLEAN_OTHER, True), (CLEAN_OWN - 0.01, 0.0, False),
+    (1.0, CLEAN_OTHER + 0.01, False),
+])
+def test_clean_split_thresholds(own, other, clean) -> None:
+    assert HeadJobs(0, 1, own, other, 0.95, 0.01).clean is clean
+    assert HeadJobs(0, 1, 0.95, 0.01, own, other).clean is clean
+
+
+def test_specialisation_table() -> None:
+    shares = [np.array([[0.9, 0.0], [0.0, 0.9]]), np.array([[0.5, 0.4], [0.4, 0.5]])]
+    table = specialisation_table([1.0, 0.99], shares, [7, 8])
+    assert list(table.index) == [7, 8] and table.index.name == "seed"
+    assert table["run", "clean split"].tolist() == [True, False]
+    assert table["run", "accuracy (%)"].tolist() == [100.0, 99.0]
+    assert table["previous-token head", "head"].tolist() == [1, 1]  # heads numbered from 1
+    assert table["marked-token head", "share on marked"].tolist() == [0.9, 0.5]
+
+
 def test_build_gives_the_starting_point_of_training() -> None:
     task, config = LookupTask(num_values=3, seq_len=4), TrainConfig(d_model=8, hidden=8, steps=1,
                                                                     lr=1e-9, seed=3)
@@ -140,6 +202,26 @@ def test_task_rejects_bad_sizes(kwargs, error, match) -> None:
 def test_config_rejects_bad_values(kwargs, error, match) -> None:
     with pytest.raises(error, match=match):
         TrainConfig(**kwargs)
+
+
+def test_new_functions_reject_bad_input() -> None:
+    task = LookupTask(num_values=3, seq_len=4)
+    with pytest.raises(TypeError, match="seeds must be a non-empty sequence"):
+        train_lookup_models(task, TrainConfig(), [])
+    with pytest.raises(TypeError, match="seeds must be a non-empty sequence"):
+        train_lookup_models(task, TrainConfig(), 3)
+    with pytest.raises(ValueError, match="seed must be a non-negative int"):
+        train_lookup_models(task, TrainConfig(), [0, -1])
+    with pytest.raises(TypeError, match="config"):
+        train_lookup_models(task, "config", [0])
+    with pytest.raises(ValueError, match=r"h >= 2 heads"):
+        head_jobs(np.array([[0.5, 0.5]]))
+    with pytest.raises(ValueError, match=r"shares must have 2 dimensions"):
+        head_jobs(np.array([0.5, 0.5]))
+    with pytest.raises(ValueError, match="one entry per seed"):
+        specialisation_table([1.0], [np.ones((2, 2))], [0, 1])
+    with pytest.raises(TypeError, match="model"):
+        lookup_loss(None, make_lookup_batch(task, 2, torch.Generator()))
 
 
 def test_functions_reject_bad_input() -> None:

@@ -61,3 +61,27 @@ def test_plots_reject_bad_input() -> None:
         plots.plot_lookup_training({"a": ([1.0] * 30, [0.5] * 29)})
     with pytest.raises(TypeError, match="runs must be a non-empty mapping"):
         plots.plot_lookup_training([([1.0] * 30, [0.5] * 30)])
+
+
+def test_multihead_flow_draws_every_head():
+    from matplotlib.patches import Rectangle
+
+    from transformer_course.figures.ch3_multi_head_attention import plot_multihead_flow
+
+    for h in (1, 3):
+        fig = plot_multihead_flow(h)
+        ax = fig.axes[0]
+        boxes = [p for p in ax.patches if isinstance(p, Rectangle)]
+        # X and W^O (1 each), Q, K, V and the concatenation (h slices each), h head boxes
+        assert len(boxes) == 2 + 4 * h + h
+        assert sum("Attention" in t.get_text() for t in ax.texts) == h
+        plt.close(fig)
+
+
+def test_multihead_flow_bad_input():
+    from transformer_course.figures.ch3_multi_head_attention import plot_multihead_flow
+
+    with pytest.raises(ValueError, match="num_heads must be a positive int"):
+        plot_multihead_flow(0)
+    with pytest.raises(ValueError, match="at most 8"):
+        plot_multihead_flow(9)

@@ -112,3 +112,53 @@ def plot_lookup_training(runs: Mapping[str, tuple[Sequence[float], Sequence[floa
     axes[1].legend(loc="lower right", fontsize=8, title=f"mean of {window} steps",
                    title_fontsize=8)
     return fig
+
+
+def plot_multihead_flow(num_heads: int = 2) -> Figure:
+    """Multi-head attention as a diagram: project, split into heads, attend, concatenate, project.
+
+    Each head's slice of the features has its own colour, from the projections to the concatenation.
+    """
+    check_positive_int("num_heads", num_heads)
+    if num_heads > 8:
+        raise ValueError(f"num_heads must be at most 8 to be drawn legibly; got {num_heads}")
+    colours = plt.get_cmap("tab10").colors
+    fig, ax = plt.subplots(figsize=(9.0, 3.6))
+    ax.set(xlim=(0, 10.4), ylim=(-0.2, 4.2))
+    ax.axis("off")
+
+    def bar(x, y, width, label, split=True, note=""):
+        pieces = num_heads if split else 1
+        for i in range(pieces):
+            ax.add_patch(Rectangle((x + i * width / pieces, y), width / pieces, 0.42,
+                                   facecolor=colours[i] if split else "0.9", edgecolor="0.2",
+                                   lw=0.8, alpha=0.8 if split else 1.0))
+        ax.text(x + width / 2, y + 0.62, label, ha="center", fontsize=8.5)
+        if note:
+            ax.text(x + width / 2, y - 0.22, note, ha="center", fontsize=7, color="0.35")
+
+    def arrow(x0, y0, x1, y1, colour="0.4"):
+        ax.annotate("", xy=(x1, y1), xytext=(x0, y0),
+                    arrowprops={"arrowstyle": "-|>", "color": colour, "lw": 0.9})
+
+    bar(0.1, 1.8, 1.3, "$X$", split=False, note="(B, T, d_model)")
+    for row, name in enumerate(("V", "K", "Q")):
+        y = 0.6 + 1.2 * row
+        bar(2.2, y, 1.5, f"${name} = XW^{name}$", note="(B, T, d_model)")
+        arrow(1.45, 2.0, 2.15, y + 0.21)
+    step = 3.6 / num_heads
+    for i in range(num_heads):
+        y = 3.5 - (i + 0.5) * step
+        ax.add_patch(Rectangle((4.5, y), 2.3, 0.42, facecolor=colours[i], edgecolor="0.2",
+                               lw=0.8, alpha=0.8))
+        ax.text(5.65, y + 0.21, f"Attention$(Q_{i + 1}, K_{i + 1}, V_{i + 1})$", ha="center",
+                va="center", fontsize=8)
+        for row in range(3):  # each head reads its own slice of Q, K and V
+            arrow(3.75, 0.81 + 1.2 * row, 4.45, y + 0.21, colours[i])
+        arrow(6.85, y + 0.21, 7.25, 2.0)
+    ax.text(5.65, 3.75, "h heads, each (B, T, d_k): split, attend", ha="center", fontsize=7.5,
+            color="0.35")
+    bar(7.3, 1.8, 1.3, "concatenate", note="(B, T, h · d_v)")
+    arrow(8.65, 2.0, 9.05, 2.0)
+    bar(9.1, 1.8, 1.2, "$\\cdot\\, W^O$", split=False, note="(B, T, d_model)")
+    return fig

@@ -8,15 +8,25 @@ V + value instead of value). At every position t >= 1 the target is
 where ``anchor`` is the marked position. One lookup is positional (the previous token, wherever it
 is); the other is by content (the marked token, wherever it is). The model has a single attention
 layer and no residual path, so everything the read-out sees has come through the heads.
+
+Whether the two heads split the two lookups depends on the seed, so the chapter trains several
+seeds; :func:`train_lookup_models` trains them side by side, as one batched computation
+(``torch.func.vmap`` over stacked copies of the same model), which computes what separate runs
+would, up to rounding.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import copy
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 
 import numpy as np
+import pandas as pd
 import torch
 from torch import nn
+from torch.func import functional_call, stack_module_state, vmap
 
 from transformer_course.core.checks import check_array, check_instance, check_positive_int
 from transformer_course.core.multihead import MultiHeadAttention
@@ -87,9 +97,9 @@ class TrainConfig:
     d_model: int = 32  # model width
     num_heads: int = 2  # h; must divide d_model
     hidden: int = 64  # width of the read-out MLP
-    batch_size: int = 64  # sequences per step
-    steps: int = 800  # optimiser steps
-    lr: float = 3e-3  # Adam learning rate
+    batch_size: int = 32  # sequences per step
+    steps: int = 400  # optimiser steps
+    lr: float = 5e-3  # Adam learning rate
     seed: int = 0  # seeds the initial weights and the training data
 
     def __post_init__(self) -> None:
@@ -140,9 +150,26 @@ class LookupModel(nn.Module):
         if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.task.vocab_size):
             raise ValueError(f"tokens must lie in [0, {self.task.vocab_size - 1}]; got values "
                              f"from {int(tokens.min())} to {int(tokens.max())}")
+        return self.compute(tokens, need_weights)
+
+    def compute(self, tokens: torch.Tensor, need_weights: bool = False,
+                ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """:meth:`forward` without the checks on the token values (usable under ``vmap``)."""
         x = self.positions(self.embed(tokens))  # (B, T, d_model)
         mixed, weights = self.attention(x, x, x, need_weights=need_weights)  # (B, T, d_model)
         return self.readout(mixed), weights  # (B, T, V)
+
+
+class _Unchecked(nn.Module):
+    """Wraps a model so that calling it runs :meth:`LookupModel.compute` (weights on)."""
+
+    def __init__(self, model: LookupModel) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        # the explicit attention path: under vmap it batches, the fused kernel does not
+        return self.model.compute(tokens, need_weights=True)[0]
 
 
 @dataclass(frozen=True)
@@ -154,9 +181,12 @@ class TrainResult:
     accuracies: list[float] = field(default_factory=list)
 
 
-def _accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
+def _accuracy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Accuracy over the scored positions of the last two dimensions' rows: (...,) from
+    logits (..., B, T, V) and targets (..., B, T)."""
     scored = targets != IGNORE
-    return (logits.argmax(-1)[scored] == targets[scored]).float().mean().item()
+    hits = (logits.argmax(-1) == targets) & scored
+    return hits.flatten(-2).sum(-1) / scored.flatten(-2).sum(-1)
 
 
 def build_lookup_model(task: LookupTask, config: TrainConfig) -> LookupModel:
@@ -165,31 +195,61 @@ def build_lookup_model(task: LookupTask, config: TrainConfig) -> LookupModel:
     return LookupModel(task, config)
 
 
-def train_lookup_model(task: LookupTask, config: TrainConfig) -> TrainResult:
-    """Train a fresh :class:`LookupModel` with Adam on freshly drawn batches, seeded by config.seed.
+def train_lookup_models(task: LookupTask, config: TrainConfig, seeds: Sequence[int],
+                        ) -> list[TrainResult]:
+    """Train one fresh :class:`LookupModel` per seed, side by side, with Adam.
 
-    Set the thread count (and deterministic algorithms) beforehand, e.g. with ``setup_notebook``,
-    for bit-identical reruns.
+    Seed s gives the model :func:`build_lookup_model` builds with ``config.seed = s``, and its own
+    stream of training batches. The models are trained as one batched computation: their
+    parameters are stacked, ``vmap`` runs the same model code on every copy, and the summed loss
+    gives each copy exactly its own gradient, so each copy follows the update separate training
+    would make (Adam works entry by entry), up to rounding. Set the thread count (and
+    deterministic algorithms) beforehand, e.g. with ``setup_notebook``, for identical reruns.
     """
     check_instance("task", task, LookupTask)
     check_instance("config", config, TrainConfig)
-    model = build_lookup_model(task, config)
-    data = torch.Generator().manual_seed(config.seed)
-    optimiser = torch.optim.Adam(model.parameters(), lr=config.lr)
-    loss_fn = nn.CrossEntropyLoss(ignore_index=IGNORE)
-    result = TrainResult(model)
-    model.train()
-    for _ in range(config.steps):
-        batch = make_lookup_batch(task, config.batch_size, data)
-        logits, _ = model(batch.tokens)  # (B, T, V)
-        loss = loss_fn(logits.flatten(0, 1), batch.targets.flatten())
+    if isinstance(seeds, str | bytes) or not isinstance(seeds, Sequence) or not seeds:
+        raise TypeError(f"seeds must be a non-empty sequence of seeds; got {seeds!r}")
+    configs = [replace(config, seed=seed) for seed in seeds]  # checks every seed
+    models = [build_lookup_model(task, c) for c in configs]
+    params, _ = stack_module_state([_Unchecked(m) for m in models])  # each (S, ...)
+    template = copy.deepcopy(_Unchecked(models[0])).to("meta")
+    forward = vmap(lambda p, tokens: functional_call(template, p, (tokens,)))
+    steps, B = config.steps, config.batch_size
+    data = [make_lookup_batch(task, steps * B, torch.Generator().manual_seed(s)) for s in seeds]
+    tokens = torch.stack([d.tokens for d in data]).view(len(seeds), steps, B, -1)  # (S, .., T)
+    targets = torch.stack([d.targets for d in data]).view(len(seeds), steps, B, -1)
+    optimiser = torch.optim.Adam(params.values(), lr=config.lr)
+    losses, accuracies = [], []
+    for step in range(steps):
+        logits = forward(params, tokens[:, step])  # (S, B, T, V)
+        loss = nn.functional.cross_entropy(logits.flatten(1, 2).transpose(1, 2),
+                                           targets[:, step].flatten(1), ignore_index=IGNORE,
+                                           reduction="none")  # (S, B * T)
+        scored = targets[:, step].flatten(1) != IGNORE
+        per_model = (loss * scored).sum(1) / scored.sum(1)  # (S,): each model's mean loss
         optimiser.zero_grad()
-        loss.backward()
+        per_model.sum().backward()
         optimiser.step()
-        result.losses.append(loss.item())
-        result.accuracies.append(_accuracy(logits.detach(), batch.targets))
-    model.eval()
-    return result
+        losses.append(per_model.detach())
+        accuracies.append(_accuracy(logits.detach(), targets[:, step]))
+    results = []
+    for i, model in enumerate(models):
+        with torch.no_grad():
+            for name, p in model.named_parameters():
+                p.copy_(params[f"model.{name}"][i])
+        model.eval()
+        results.append(TrainResult(model, [float(x[i]) for x in losses],
+                                   [float(x[i]) for x in accuracies]))
+    return results
+
+
+def train_lookup_model(task: LookupTask, config: TrainConfig) -> TrainResult:
+    """Train one fresh :class:`LookupModel`, seeded by config.seed: :func:`train_lookup_models`
+    with the one seed."""
+    check_instance("task", task, LookupTask)
+    check_instance("config", config, TrainConfig)
+    return train_lookup_models(task, config, [config.seed])[0]
 
 
 @torch.no_grad()
@@ -201,7 +261,17 @@ def evaluate_lookup_model(model: LookupModel, batch: LookupBatch) -> tuple[float
     model.eval()
     logits, weights = model(batch.tokens, need_weights=True)
     model.train(was_training)
-    return _accuracy(logits, batch.targets), weights
+    return float(_accuracy(logits, batch.targets)), weights
+
+
+@torch.no_grad()
+def lookup_loss(model: LookupModel, batch: LookupBatch) -> float:
+    """Mean cross-entropy over the batch's scored positions (t >= 1)."""
+    check_instance("model", model, LookupModel)
+    check_instance("batch", batch, LookupBatch)
+    logits, _ = model(batch.tokens)
+    return nn.functional.cross_entropy(logits.flatten(0, 1), batch.targets.flatten(),
+                                       ignore_index=IGNORE).item()
 
 
 def lookup_shares(weights: torch.Tensor | np.ndarray, anchors: torch.Tensor | np.ndarray,
@@ -234,6 +304,69 @@ def lookup_shares(weights: torch.Tensor | np.ndarray, anchors: torch.Tensor | np
     on_anchor = w[rows, :, t, a[:, None]]  # (B, T - 1, h)
     keep = (t - 1) != a[:, None]  # (B, T - 1)
     return np.stack([on_prev[keep].mean(0), on_anchor[keep].mean(0)], axis=1)  # (h, 2)
+
+
+CLEAN_OWN = 0.8  # a head does its job cleanly: at least this share on its own key ...
+CLEAN_OTHER = 0.1  # ... and at most this share on the other job's key
+
+
+@dataclass(frozen=True)
+class HeadJobs:
+    """Which heads took the two lookups, and how cleanly (shares from :func:`lookup_shares`)."""
+
+    prev_head: int  # the head assigned to x[t-1]
+    marked_head: int  # the head assigned to the marked token
+    prev_own: float  # prev_head's share on x[t-1]
+    prev_other: float  # prev_head's share on the marked token
+    marked_own: float  # marked_head's share on the marked token
+    marked_other: float  # marked_head's share on x[t-1]
+
+    @property
+    def clean(self) -> bool:
+        """Each of the two heads puts at least CLEAN_OWN on its job, at most CLEAN_OTHER on the
+        other one."""
+        return (min(self.prev_own, self.marked_own) >= CLEAN_OWN
+                and max(self.prev_other, self.marked_other) <= CLEAN_OTHER)
+
+
+def head_jobs(shares: np.ndarray) -> HeadJobs:
+    """Assign the two lookups to two different heads, the pair with the largest total share.
+
+    Args:
+        shares: (h, 2) from :func:`lookup_shares`, h >= 2.
+    """
+    check_array("shares", shares, kind=np.ndarray, ndim=2, shape="(h, 2)", floating=True)
+    if shares.shape[1] != 2 or shares.shape[0] < 2:
+        raise ValueError(f"shares must have shape (h, 2) with h >= 2 heads to assign two jobs; "
+                         f"got {shares.shape}")
+    prev, marked = max(itertools.permutations(range(shares.shape[0]), 2),
+                       key=lambda pair: shares[pair[0], 0] + shares[pair[1], 1])
+    return HeadJobs(int(prev), int(marked), float(shares[prev, 0]), float(shares[prev, 1]),
+                    float(shares[marked, 1]), float(shares[marked, 0]))
+
+
+def specialisation_table(accuracies: Sequence[float], shares: Sequence[np.ndarray],
+                         seeds: Sequence[int]) -> pd.DataFrame:
+    """One row per seed: held-out accuracy, the two heads' shares on their jobs and a verdict
+    (two-level columns: "run", "previous-token head", "marked-token head").
+
+    Args:
+        accuracies: held-out accuracy per seed. shares: (h, 2) shares per seed. seeds: the seeds.
+    """
+    if not len(accuracies) == len(shares) == len(seeds) or not seeds:
+        raise ValueError(f"accuracies, shares and seeds must have one entry per seed; got "
+                         f"{len(accuracies)}, {len(shares)} and {len(seeds)}")
+    rows = []
+    for accuracy, s in zip(accuracies, shares, strict=True):
+        jobs = head_jobs(s)
+        rows.append([100 * accuracy, jobs.prev_head + 1, jobs.prev_own, jobs.prev_other,
+                     jobs.marked_head + 1, jobs.marked_own, jobs.marked_other, jobs.clean])
+    columns = pd.MultiIndex.from_tuples([
+        ("run", "accuracy (%)"), ("previous-token head", "head"),
+        ("previous-token head", "share on x[t-1]"), ("previous-token head", "share on marked"),
+        ("marked-token head", "head"), ("marked-token head", "share on marked"),
+        ("marked-token head", "share on x[t-1]"), ("run", "clean split")])
+    return pd.DataFrame(rows, columns=columns, index=pd.Index(list(seeds), name="seed"))
 
 
 def token_labels(task: LookupTask, tokens: torch.Tensor) -> list[str]:
