@@ -1,9 +1,11 @@
 """What the chapters measure, one subpackage per chapter, each built on ``transformer_course.core``.
 
 - ``ch1_why_attention``: a recurrent layer stepped by hand (``recurrence``), maximum path lengths
-  by breadth-first search (``paths``), the paper's Table 1 by counting (``complexity``).
+  by breadth-first search (``paths``), the paper's Table 1 by counting (``complexity``), what a
+  second thread does for each layer (``threads``).
 - ``ch2_scaled_dot_product_attention``: why scores are scaled and what attention costs
-  (``attention_stats``).
+  (``attention_stats``), additive against dot-product attention as d_k grows
+  (``score_functions``).
 - ``ch3_multi_head_attention``: multi-head attention in NumPy (``numpy_heads``); a two-lookup task
   whose heads specialise (``head_specialisation``).
 - ``ch4_positional_encoding``: shifts as rotations (``relative_position``), what attention knows
