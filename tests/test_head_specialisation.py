@@ -150,10 +150,10 @@ def test_specialisation_table() -> None:
     shares = [np.array([[0.9, 0.0], [0.0, 0.9]]), np.array([[0.5, 0.4], [0.4, 0.5]])]
     table = specialisation_table([1.0, 0.99], shares, [7, 8])
     assert list(table.index) == [7, 8] and table.index.name == "seed"
-    assert table["run", "clean split"].tolist() == [True, False]
-    assert table["run", "accuracy (%)"].tolist() == [100.0, 99.0]
-    assert table["previous-token head", "head"].tolist() == [1, 1]  # heads numbered from 1
-    assert table["marked-token head", "share on marked"].tolist() == [0.9, 0.5]
+    assert table["clean split"].tolist() == [True, False]
+    assert table["accuracy (%)"].tolist() == [100.0, 99.0]
+    assert table["x[t-1] head"].tolist() == [1, 1]  # heads numbered from 1
+    assert table["marked head: on marked"].tolist() == [0.9, 0.5]
 
 
 def test_build_gives_the_starting_point_of_training() -> None:

@@ -347,8 +347,7 @@ def head_jobs(shares: np.ndarray) -> HeadJobs:
 
 def specialisation_table(accuracies: Sequence[float], shares: Sequence[np.ndarray],
                          seeds: Sequence[int]) -> pd.DataFrame:
-    """One row per seed: held-out accuracy, the two heads' shares on their jobs and a verdict
-    (two-level columns: "run", "previous-token head", "marked-token head").
+    """One row per seed: held-out accuracy, the two heads' shares on their jobs and a verdict.
 
     Args:
         accuracies: held-out accuracy per seed. shares: (h, 2) shares per seed. seeds: the seeds.
@@ -361,11 +360,9 @@ def specialisation_table(accuracies: Sequence[float], shares: Sequence[np.ndarra
         jobs = head_jobs(s)
         rows.append([100 * accuracy, jobs.prev_head + 1, jobs.prev_own, jobs.prev_other,
                      jobs.marked_head + 1, jobs.marked_own, jobs.marked_other, jobs.clean])
-    columns = pd.MultiIndex.from_tuples([
-        ("run", "accuracy (%)"), ("previous-token head", "head"),
-        ("previous-token head", "share on x[t-1]"), ("previous-token head", "share on marked"),
-        ("marked-token head", "head"), ("marked-token head", "share on marked"),
-        ("marked-token head", "share on x[t-1]"), ("run", "clean split")])
+    columns = ["accuracy (%)", "x[t-1] head", "x[t-1] head: on x[t-1]",
+               "x[t-1] head: on marked", "marked head", "marked head: on marked",
+               "marked head: on x[t-1]", "clean split"]
     return pd.DataFrame(rows, columns=columns, index=pd.Index(list(seeds), name="seed"))
 
 
