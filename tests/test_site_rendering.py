@@ -121,8 +121,20 @@ def test_tables_are_numbered_tables_not_figures(docname: str) -> None:
     assert not problems, f"{docname}:\n" + "\n".join(problems)
 
 
+def _index_name(table) -> str:
+    """The name pandas gives a table's index column: the first cell of the header row that
+    holds nothing else (pandas writes a named index's name on a row of its own)."""
+    head = table.find("thead")
+    for row in head.find_all("tr") if head else []:
+        cells = row.find_all(["th", "td"])
+        if cells and all(not cell.get_text(strip=True) for cell in cells[1:]):
+            return cells[0].get_text(strip=True)
+    return ""
+
+
 def test_no_meaningless_index_columns() -> None:
-    """No table starts with a header column counting 0, 1, 2, ... (pandas' default index)."""
+    """No table starts with an unnamed header column counting 0, 1, 2, ... (pandas' default
+    index); a named index (a "seed" column, say) is a real column."""
     found = []
     for page in site_pages():
         for table in parse_html(page).find_all("table"):
@@ -132,7 +144,7 @@ def test_no_meaningless_index_columns() -> None:
             if len(rows) < 2 or any(cell is None or cell.name != "th" for cell in firsts):
                 continue
             labels = [cell.get_text(strip=True) for cell in firsts]
-            if labels == [str(i) for i in range(len(labels))]:
+            if labels == [str(i) for i in range(len(labels))] and not _index_name(table):
                 head = " | ".join(th.get_text(strip=True) for th in table.find_all("th")[:4])
                 found.append(f"{page.name}: index 0..{len(labels) - 1} ({head})")
     assert not found, "tables with a meaningless integer index column:\n" + "\n".join(found)
