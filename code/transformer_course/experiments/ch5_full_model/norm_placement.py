@@ -85,10 +85,14 @@ def layer_profile(norm_first: bool, config: DepthConfig = DepthConfig()) -> pd.D
     norm = "pre-norm" if norm_first else "post-norm"
     rows = [{"stack": stack, "norm": norm, "layer": i,
              "hidden RMS": outputs[stack, i].pow(2).mean().sqrt().item(),
-             "gradient norm": torch.cat([p.grad.flatten() for p in layer.parameters()])
-             .norm().item()}
+             "gradient norm": _grad_norm(layer)}
             for (stack, i), layer in layers.items()]
     return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def _grad_norm(module: torch.nn.Module) -> float:
+    """The norm of all of ``module``'s parameter gradients, as one vector."""
+    return torch.cat([p.grad.flatten() for p in module.parameters()]).norm().item()
 
 
 def gradient_growth(profile: pd.DataFrame, stack: str = "decoder") -> float:
