@@ -151,16 +151,24 @@ def test_figure_png_is_deterministic() -> None:
     assert figure_png(_figure(2)) != first  # the bytes do depend on the content
 
 
-def test_glue_table_accepts_frames_and_stylers(published: list[dict[str, Any]]) -> None:
-    frame = pd.DataFrame({"h": [1, 8], "d_k": [512, 64]})
-    glue_table("ch0-table", frame)
-    glue_table("ch0-styled", frame.style.format("{:d}"))
-    assert [c["metadata"]["scrapbook"]["name"] for c in published] == ["ch0-table", "ch0-styled"]
-    for call in published:
-        assert "<table" in call["data"][GLUE_PREFIX + "text/html"]
+def test_glue_table_glues_markdown_for_a_numbered_table(published: list[dict[str, Any]]) -> None:
+    frame = pd.DataFrame({"h": [1, 8], "name": ["one", "eight"]})
+    glue_table("ch0-table", frame)  # default index: dropped
+    glue_table("ch0-indexed", frame.set_index("name"))  # a named index: its own column
+    glue_table("ch0-labels", pd.DataFrame({"w": [0.5]}, index=["q1"]))  # unnamed labels: kept
+    names = [c["metadata"]["scrapbook"]["name"] for c in published]
+    assert names == ["ch0-table", "ch0-indexed", "ch0-labels"]
+    tables = [c["data"][GLUE_PREFIX + "text/markdown"].splitlines() for c in published]
+    assert [c.strip() for c in tables[0][0].split("|")[1:-1]] == ["h", "name"]
+    rule = tables[0][1].split("|")[1:-1]
+    assert rule[0].endswith(":") and not rule[1].endswith(":")  # numbers right, words left
+    assert [c.strip() for c in tables[1][0].split("|")[1:-1]] == ["name", "h"]
+    assert [c.strip() for c in tables[2][0].split("|")[1:-1]] == ["", "w"]
+    assert [c.strip() for c in tables[2][2].split("|")[1:-1]] == ["q1", "0.5"]
 
 
-@pytest.mark.parametrize("table", [[1, 2], np.zeros((2, 2)), {"a": [1]}, "table"])
+@pytest.mark.parametrize("table", [[1, 2], np.zeros((2, 2)), {"a": [1]}, "table",
+                                   pd.DataFrame({"a": [1]}).style])
 def test_glue_table_rejects_non_frames(table: Any, published: list[dict[str, Any]]) -> None:
     with pytest.raises(TypeError, match="table"):
         glue_table("ch0-table", table)
@@ -194,7 +202,7 @@ def test_glue_helpers_in_a_real_ipython_shell(tmp_path: Path) -> None:
     assert [o["name"] for o in outputs] == ["n", "f", "t"]
     assert outputs[0]["text"] == "0.5"
     assert GLUE_PREFIX + "image/png" in outputs[1]["mimes"]
-    assert GLUE_PREFIX + "text/html" in outputs[2]["mimes"]
+    assert GLUE_PREFIX + "text/markdown" in outputs[2]["mimes"]
 
 
 def test_plain_number_matches_glue_number() -> None:

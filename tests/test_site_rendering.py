@@ -248,3 +248,17 @@ def test_code_columns_at_1280_px() -> None:
         assert limits[kind] <= chars < limits[kind] + 2, \
             f"{kind} code column holds {chars:.1f} characters at 1280 px; the limit is " \
             f"{limits[kind]}"
+
+
+@pytest.mark.parametrize("docname", list(CHAPTERS))
+def test_included_source_fits_the_code_column(docname: str) -> None:
+    """Code a chapter shows from the package's source (literalinclude) fits the body's code
+    column too: those lines come from code/, which the source test above does not read."""
+    wide = []
+    for pre in _article(docname).select("div.highlight pre"):
+        if pre.find_parent(class_="cell") is not None:
+            continue  # a code cell: checked from the chapter's source above
+        wide += [f"{len(line)} > {CODE_COLUMN}: {line.strip()[:60]}"
+                 for line in pre.get_text().splitlines() if len(line) > CODE_COLUMN]
+    assert not wide, f"{docname}: included source wider than the code column:\n" + \
+        "\n".join(wide)

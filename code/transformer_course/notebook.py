@@ -127,15 +127,26 @@ def glue_number(key: str, value: Any) -> None:
 
 
 def glue_table(key: str, table: Any) -> None:
-    """Glue a pandas ``DataFrame`` (or ``Styler``) under ``key`` without displaying it."""
+    """Glue a pandas ``DataFrame`` as a Markdown table, for a numbered ``{table}`` directive
+    whose body is ``{glue:md}`` with ``:format: myst``.
+
+    A default 0..n-1 index is dropped; any other index becomes the first column(s). Cells are
+    written as they are formatted in the frame; columns of numbers are right-aligned.
+    """
     import pandas as pd
+    from IPython.display import Markdown
     from myst_nb import glue
-    from pandas.io.formats.style import Styler  # not loaded by ``import pandas`` alone
 
     _check_key(key)
-    if not isinstance(table, pd.DataFrame | Styler):
-        raise TypeError(f"table must be a pandas DataFrame or Styler; got {type(table).__name__}")
-    glue(key, table, display=False)
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"table must be a pandas DataFrame; got {type(table).__name__}")
+    if not isinstance(table.index, pd.RangeIndex) or table.index.name is not None:
+        table = table.reset_index(names=[name or "" for name in table.index.names])
+    cells = table.astype(str)
+    number = r"^[-+\u2212]?[\d,.]+(e[-+]?\d+)?%?M?( \(.*\))?$"
+    align = ["right" if cells[c].str.match(number).all() else "left" for c in cells]
+    markdown = cells.to_markdown(index=False, disable_numparse=True, colalign=align)
+    glue(key, Markdown(markdown), display=False)
 
 
 # --- Timing: the machines are shared and noisy, so every measured figure is a median of

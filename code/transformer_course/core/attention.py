@@ -113,19 +113,23 @@ def scaled_dot_product_attention(
     scale = _check_attention_args(q, k, v, mask, scale, torch.Tensor)
     check_fraction("dropout_p", dropout_p)
     check_instance("need_weights", need_weights, bool)
+    finite = q.isfinite().all(-1, keepdim=True)  # (..., T_q, 1)
     if not need_weights:
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
-                                             scale=scale)
-        # PyTorch's CPU kernel without a mask returns zeros for a NaN query; keep it NaN.
-        return out.masked_fill(~q.isfinite().all(-1, keepdim=True), math.nan), None
+        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                             dropout_p=dropout_p, scale=scale)
+        # PyTorch's CPU kernel gives zeros for a NaN query; keep it NaN.
+        return out.masked_fill(~finite, math.nan), None
     work = torch.float32 if q.dtype in _LOW_PRECISION else q.dtype
-    scores = (q.to(work) @ k.to(work).transpose(-2, -1)) * scale  # (..., T_q, T_k)
-    if mask is not None:  # queries with nothing to attend to (a non-finite one stays NaN)
-        empty = ~mask.any(dim=-1, keepdim=True) & q.isfinite().all(-1, keepdim=True)
-        # 0 (not -inf) in empty rows keeps softmax and its gradient finite; zeroed below
+    scores = q.to(work) @ k.to(work).transpose(-2, -1) * scale  # (..., T_q, T_k)
+    if mask is not None:
+        # A query with nothing to attend to gets zero weights (a NaN one stays
+        # NaN): 0 in its row, not -inf, keeps softmax and its gradient finite.
+        empty = ~mask.any(dim=-1, keepdim=True) & finite
         scores = scores.masked_fill(~mask, -math.inf).masked_fill(empty, 0.0)
     weights = torch.softmax(scores, dim=-1)
     if mask is not None:
         weights = weights.masked_fill(empty, 0.0)
-    weights = F.dropout(weights.to(q.dtype), p=dropout_p) if dropout_p else weights.to(q.dtype)
+    weights = weights.to(q.dtype)
+    if dropout_p:
+        weights = F.dropout(weights, p=dropout_p)
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)

@@ -52,12 +52,14 @@ def model_step_function(model: Any, src: torch.Tensor,
                         f"got {type(model).__name__}")
     memory = model.encode(src, src_mask)  # (B, S, d_model)
 
-    def step(prefix: torch.Tensor, source_index: torch.Tensor) -> torch.Tensor:
-        mask = None if src_mask is None else src_mask[source_index]  # (N, 1, S)
-        hidden = model.decode(prefix, memory[source_index], mask)  # (N, t, d_model), causal
-        logits = model.project(hidden[:, -1:])[:, 0]  # (N, V)
-        return torch.log_softmax(logits, dim=-1, dtype=torch.promote_types(logits.dtype,
-                                                                           torch.float32))
+    def step(prefix: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        """prefixes (N, t) of sources ``rows`` (N,) -> log p(next) (N, V)."""
+        mask = None if src_mask is None else src_mask[rows]  # (N, 1, S)
+        # the whole prefix again: causal, so position t sees positions <= t
+        hidden = model.decode(prefix, memory[rows], mask)  # (N, t, d_model)
+        logits = model.project(hidden[:, -1:])[:, 0]  # (N, V): last position
+        dtype = torch.promote_types(logits.dtype, torch.float32)
+        return torch.log_softmax(logits, dim=-1, dtype=dtype)
 
     return step
 

@@ -133,8 +133,9 @@ class Embeddings(nn.Module):
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """tokens: (B, T) integer ids in [0, vocab_size), T <= max_len -> (B, T, d_model)."""
-        check_token_ids("tokens", tokens, self.vocab_size, max_len=self.max_len)
+        """tokens: (B, T) ids in [0, vocab_size), T <= max_len -> (B, T, d)."""
+        check_token_ids("tokens", tokens, self.vocab_size,
+                        max_len=self.max_len)
         return self.dropout(self.positional(self.token(tokens) * self.scale))
 
 
@@ -156,7 +157,8 @@ class Residual(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.norm_first = norm_first
 
-    def forward(self, x: torch.Tensor, sublayer: Callable[[torch.Tensor], torch.Tensor],
+    def forward(self, x: torch.Tensor,
+                sublayer: Callable[[torch.Tensor], torch.Tensor],
                 ) -> torch.Tensor:
         """x: (B, T, d_model) -> (B, T, d_model)."""
         if self.norm_first:
@@ -181,10 +183,12 @@ class EncoderLayer(nn.Module):
         self.sublayers = nn.ModuleList(Residual(d_model, dropout, norm_first, eps)
                                        for _ in range(2))
 
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
-        """x: (B, S, d_model); mask: (B, 1, S) or (B, S, S), True = may attend."""
-        x = self.sublayers[0](x, lambda x: self.self_attn(x, x, x, mask)[0])
-        return self.sublayers[1](x, self.feed_forward)
+    def forward(self, x: torch.Tensor,
+                mask: torch.Tensor | None = None) -> torch.Tensor:
+        """x: (B, S, d_model); mask: (B, 1, S) or (B, S, S), True = attend."""
+        attend, feed_forward = self.sublayers
+        x = attend(x, lambda x: self.self_attn(x, x, x, mask)[0])
+        return feed_forward(x, self.feed_forward)
 
 
 class DecoderLayer(nn.Module):
@@ -203,15 +207,16 @@ class DecoderLayer(nn.Module):
                                        for _ in range(3))
 
     def forward(self, y: torch.Tensor, memory: torch.Tensor,
-                src_mask: torch.Tensor | None = None, tgt_mask: torch.Tensor | None = None,
-                ) -> torch.Tensor:
+                src_mask: torch.Tensor | None = None,
+                tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
         """y: (B, T, d_model); memory: encoder output (B, S, d_model).
 
         src_mask: (B, 1, S) or (B, T, S); tgt_mask: (1, T, T) or (B, T, T).
         """
-        y = self.sublayers[0](y, lambda y: self.self_attn(y, y, y, tgt_mask)[0])
-        y = self.sublayers[1](y, lambda y: self.cross_attn(y, memory, memory, src_mask)[0])
-        return self.sublayers[2](y, self.feed_forward)
+        masked_self, cross, feed_forward = self.sublayers
+        y = masked_self(y, lambda y: self.self_attn(y, y, y, tgt_mask)[0])
+        y = cross(y, lambda y: self.cross_attn(y, memory, memory, src_mask)[0])
+        return feed_forward(y, self.feed_forward)
 
 
 class Transformer(nn.Module):

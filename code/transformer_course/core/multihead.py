@@ -17,6 +17,8 @@ from torch import nn
 from .attention import scaled_dot_product_attention
 from .checks import Shapes, check_fraction, check_instance, check_positive_int
 
+MASK_EXAMPLES = "(B, 1, T_k) for padding, (1, T_q, T_k) for a causal mask"
+
 
 class MultiHeadAttention(nn.Module):
     """Multi-head attention with learned projections; self- or cross-attention.
@@ -47,6 +49,11 @@ class MultiHeadAttention(nn.Module):
         self.w_v = nn.Linear(d_model, d_model, bias=bias)
         self.w_o = nn.Linear(d_model, d_model, bias=bias)
 
+    def _split(self, x: torch.Tensor) -> torch.Tensor:
+        """(B, T, d_model) -> (B, h, T, d_k): head i gets features i*d_k .. (i+1)*d_k - 1."""
+        B, T, _ = x.shape
+        return x.view(B, T, self.num_heads, self.d_k).transpose(1, 2)  # (B, h, T, d_k)
+
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 mask: torch.Tensor | None = None, need_weights: bool = False,
                 ) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -61,19 +68,19 @@ class MultiHeadAttention(nn.Module):
             output (B, T_q, d_model) and the per-head weights or None.
         """
         shapes, dtype = Shapes(d_model=self.d_model), self.w_q.weight.dtype
-        B, T_q = shapes.tensor("query", query, "B T_q d_model", dtype=dtype)["B"], query.shape[1]
+        shapes.tensor("query", query, "B T_q d_model", dtype=dtype)
         shapes.tensor("key", key, "B T_k d_model", dtype=dtype)
         shapes.tensor("value", value, "B T_k d_model", dtype=dtype)
         if mask is not None:
-            shapes.mask("mask", mask, "B T_q T_k",
-                        example="(B, 1, T_k) for padding, (1, T_q, T_k) for a causal mask")
-            mask = mask[:, None]  # (B, 1, T_q, T_k): the same mask for every head
-        h, d_k = self.num_heads, self.d_k
-        q = self.w_q(query).view(B, T_q, h, d_k).transpose(1, 2)  # (B, h, T_q, d_k)
-        k = self.w_k(key).view(B, -1, h, d_k).transpose(1, 2)  # (B, h, T_k, d_k)
-        v = self.w_v(value).view(B, -1, h, d_k).transpose(1, 2)  # (B, h, T_k, d_k)
+            shapes.mask("mask", mask, "B T_q T_k", example=MASK_EXAMPLES)
+            mask = mask[:, None]  # (B, 1, T_q, T_k): one mask for every head
+        B, T_q, _ = query.shape
+        q = self._split(self.w_q(query))  # (B, h, T_q, d_k)
+        k = self._split(self.w_k(key))  # (B, h, T_k, d_k)
+        v = self._split(self.w_v(value))  # (B, h, T_k, d_k)
+        dropout = self.dropout if self.training else 0.0
         heads, weights = scaled_dot_product_attention(
-            q, k, v, mask, scale=self.scale, dropout_p=self.dropout if self.training else 0.0,
-            need_weights=need_weights)  # heads (B, h, T_q, d_k)
-        concat = heads.transpose(1, 2).reshape(B, T_q, self.d_model)  # (B, T_q, d_model)
+            q, k, v, mask, scale=self.scale, dropout_p=dropout,
+            need_weights=need_weights)  # heads: (B, h, T_q, d_k)
+        concat = heads.transpose(1, 2).reshape(B, T_q, -1)  # (B, T_q, d_model)
         return self.w_o(concat), weights

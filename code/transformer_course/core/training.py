@@ -91,18 +91,20 @@ def make_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Adam:
                             fused=True)
 
 
-def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, batch: Batch, lr: float,
-               config: TrainConfig) -> float:
-    """One update on ``batch`` at learning rate ``lr``; returns the batch's loss."""
+def train_step(model: nn.Module, optimizer: torch.optim.Optimizer,
+               batch: Batch, lr: float, config: TrainConfig) -> float:
+    """One update on ``batch`` at learning rate ``lr``; returns its loss."""
     check_instance("model", model, nn.Module, "torch.nn.Module")
-    check_instance("optimizer", optimizer, torch.optim.Optimizer, "torch.optim.Optimizer")
+    check_instance("optimizer", optimizer, torch.optim.Optimizer,
+                   "torch.optim.Optimizer")
     check_instance("batch", batch, Batch)
     check_number("lr", lr, low=0, words="a finite number >= 0")
     check_instance("config", config, TrainConfig)
     for group in optimizer.param_groups:
         group["lr"] = lr
-    logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)  # (B, T, V)
-    loss = label_smoothed_loss(logits, batch.tgt_out, config.label_smoothing, batch.pad_id)
+    b, eps = batch, config.label_smoothing
+    logits = model(b.src, b.tgt_in, b.src_mask, b.tgt_mask)  # (B, T, V)
+    loss = label_smoothed_loss(logits, b.tgt_out, eps, b.pad_id)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     if config.grad_clip is not None:
