@@ -251,9 +251,10 @@ def test_code_columns_at_1280_px() -> None:
 
 
 @pytest.mark.parametrize("docname", list(CHAPTERS))
-def test_included_source_fits_the_code_column(docname: str) -> None:
-    """Code a chapter shows from the package's source (literalinclude) fits the body's code
-    column too: those lines come from code/, which the source test above does not read."""
+def test_code_outside_cells_fits_the_code_column(docname: str) -> None:
+    """Code a chapter shows outside its code cells (the package's source by literalinclude, a
+    fenced block in a solution) fits the body's code column too; the source test above reads
+    only code cells."""
     wide = []
     for pre in _article(docname).select("div.highlight pre"):
         if pre.find_parent(class_="cell") is not None:
