@@ -1,0 +1,105 @@
+"""Scoring translations the paper's way, with ``sacrebleu``: exact match, BLEU and chrF.
+
+A German number is one word, so BLEU on words (sacrebleu's default tokenisation) gives a
+hypothesis credit only when the whole number is right: its n-grams of 2 to 4 words do not exist,
+so the corpus score is 0 even when every output is right (BLEU's geometric mean over n = 1..4
+includes zero counts). BLEU is therefore computed on the morpheme-split text
+(``tokenize='none'``: the tokens are given, separated by spaces), the same split for every
+model, whatever its own vocabulary; chrF works on characters and needs no split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import sacrebleu
+
+from transformer_course.core.checks import check_instance
+
+from .subwords import GermanMorphemes, Segmenter, WordSegmenter
+
+
+def _check_texts(hypotheses: Sequence[str], references: Sequence[str]) -> None:
+    for name, texts in (("hypotheses", hypotheses), ("references", references)):
+        check_instance(name, texts, (list, tuple), "list of strings")
+        for i, text in enumerate(texts):
+            check_instance(f"{name}[{i}]", text, str)
+    if len(hypotheses) != len(references) or not references:
+        raise ValueError(f"hypotheses and references must be two non-empty lists of one length; "
+                         f"got {len(hypotheses)} and {len(references)}")
+
+
+def exact_match(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Fraction of hypotheses identical to their reference, in [0, 1]."""
+    _check_texts(hypotheses, references)
+    return sum(h == r for h, r in zip(hypotheses, references, strict=True)) / len(references)
+
+
+def split_for_bleu(text: str, lang: str = "de") -> str:
+    """``text`` as space-separated tokens: German cut into morphemes (leniently: a character
+    that starts no morpheme stands alone), other languages into words."""
+    check_instance("text", text, str)
+    if not text:
+        return ""
+    tokens = (GermanMorphemes().split_lenient(text) if lang == "de"
+              else WordSegmenter().split(" ".join(text.split())))
+    return " ".join(tokens)
+
+
+def subword_bleu(hypotheses: Sequence[str], references: Sequence[str], lang: str = "de",
+                 ) -> float:
+    """Corpus BLEU (0 to 100) on morpheme-split text, ``sacrebleu`` with ``tokenize='none'``."""
+    _check_texts(hypotheses, references)
+    hyps = [split_for_bleu(h, lang) for h in hypotheses]
+    refs = [split_for_bleu(r, lang) for r in references]
+    return float(sacrebleu.corpus_bleu(hyps, [refs], tokenize="none").score)
+
+
+def word_bleu(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Corpus BLEU (0 to 100) with sacrebleu's default word tokenisation ('13a')."""
+    _check_texts(hypotheses, references)
+    return float(sacrebleu.corpus_bleu(list(hypotheses), [list(references)]).score)
+
+
+def chrf(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """Corpus chrF (0 to 100): F-score of character n-grams (n <= 6), ``sacrebleu``'s default."""
+    _check_texts(hypotheses, references)
+    return float(sacrebleu.corpus_chrf(list(hypotheses), [list(references)]).score)
+
+
+def scores(hypotheses: Sequence[str], references: Sequence[str], lang: str = "de",
+           ) -> dict[str, float]:
+    """Exact match (%), subword BLEU, word BLEU and chrF of one set of outputs."""
+    return {"exact_match": 100 * exact_match(hypotheses, references),
+            "bleu_subword": subword_bleu(hypotheses, references, lang),
+            "bleu_word": word_bleu(hypotheses, references),
+            "chrf": chrf(hypotheses, references)}
+
+
+@dataclass(frozen=True)
+class DecoderComparison:
+    """How a second decoder (beam search) changes the outputs of a first (greedy)."""
+
+    changed: int  # outputs that differ
+    fixed: int  # wrong under the first, right under the second
+    broken: int  # right under the first, wrong under the second
+    total: int  # outputs compared
+
+
+def compare_decoders(first: Sequence[str], second: Sequence[str], references: Sequence[str],
+                     ) -> DecoderComparison:
+    """Count the outputs ``second`` changes, fixes and breaks relative to ``first``."""
+    _check_texts(first, references)
+    _check_texts(second, references)
+    triples = list(zip(first, second, references, strict=True))
+    return DecoderComparison(changed=sum(a != b for a, b, _ in triples),
+                             fixed=sum(a != r and b == r for a, b, r in triples),
+                             broken=sum(a == r and b != r for a, b, r in triples),
+                             total=len(triples))
+
+
+def segmented(segmenter: Segmenter, texts: Sequence[str]) -> list[list[str]]:
+    """Each text cut by ``segmenter`` (for showing what a vocabulary does)."""
+    check_instance("texts", texts, (list, tuple), "list of strings")
+    return [segmenter.split(t) for t in texts]

@@ -1,0 +1,243 @@
+"""The chapter's measurements: Table 3's variations, segmentations compared, greedy against beam,
+and numbers beyond the training range. Each trains with ``recipe.train_translation`` and scores
+on the validation sets (the test sets are for the chapter's one final report)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+import numpy as np
+from num2words import num2words
+
+from transformer_course.core.checks import check_instance, check_int
+from transformer_course.core.model import Transformer, TransformerConfig, count_parameters
+
+from .alignment import (
+    AlignmentScores,
+    alignment_scores,
+    gold_alignment,
+    piece_of_morpheme,
+    project_links,
+)
+from .corpus import TranslationData
+from .data import NumberSplit, make_corpus
+from .metrics import DecoderComparison, compare_decoders, scores
+from .recipe import History, TranslationTraining, model_config, train_translation
+from .subwords import GermanMorphemes
+from .translate import decode
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One change to the recipe: a name, what it changes, and the changed config fields."""
+
+    name: str
+    description: str
+    model_changes: dict[str, Any] = field(default_factory=dict)  # TransformerConfig fields
+    train_changes: dict[str, Any] = field(default_factory=dict)  # TranslationTraining fields
+
+
+TABLE3_VARIANTS = (
+    Variant("baseline", "the chapter's recipe (h = 4, N = 2, P_drop = 0.1, eps_ls = 0.1)"),
+    Variant("no label smoothing", "eps_ls = 0", train_changes={"label_smoothing": 0.0}),
+    Variant("no dropout", "P_drop = 0", model_changes={"dropout": 0.0}),
+    Variant("1 head", "h = 1, d_k = 64", model_changes={"num_heads": 1}),
+    Variant("8 heads", "h = 8, d_k = 8", model_changes={"num_heads": 8}),
+    Variant("N = 1", "one encoder and one decoder layer",
+            model_changes={"num_encoder_layers": 1, "num_decoder_layers": 1}),
+    Variant("learned positions", "a trained vector per position (Table 3, row E)",
+            model_changes={"positional": "learned"}),
+    Variant("no positional encoding", "nothing added to the embeddings",
+            model_changes={"positional": "none"}),
+)
+
+# The paper's Table 3 (Vaswani et al., 2017): English-German newstest2013, base model trained
+# 100K steps; (row, dev perplexity per word piece, dev BLEU). Base: N 6, d_model 512, h 8.
+PAPER_TABLE3 = {
+    "baseline": ("base (h = 8, N = 6)", 4.92, 25.8),
+    "no label smoothing": ("(D) eps_ls = 0", 4.67, 25.3),
+    "no dropout": ("(D) P_drop = 0", 5.77, 24.6),
+    "1 head": ("(A) h = 1", 5.29, 24.9),
+    "8 heads": ("(A) h = 16", 4.91, 25.8),
+    "N = 1": ("(C) N = 2", 6.11, 23.7),
+    "learned positions": ("(E) learned positional embedding", 4.92, 25.7),
+    "no positional encoding": ("not in the paper", math.nan, math.nan),
+}
+
+
+def _check_changes(name: str, changes: Any, config: Any) -> None:
+    check_instance(name, changes, dict, "dict of field names to values")
+    unknown = sorted(set(changes) - {f.name for f in fields(config)})
+    if unknown:
+        raise ValueError(f"{name} names unknown {type(config).__name__} fields: {unknown}")
+
+
+def _check_seeds(seeds: Sequence[int]) -> None:
+    check_instance("seeds", seeds, (list, tuple), "list of ints")
+    if not seeds:
+        raise ValueError("seeds must hold at least one seed; got none")
+    for seed in seeds:
+        check_int("every seed", seed, low=0)
+
+
+def run_row(name: str, model: Transformer, history: History) -> dict[str, Any]:
+    """One table row for a finished run: its validation scores at the end and its timing."""
+    last = history.checks[-1]
+    return {"variant": name, "params": count_parameters(model), "steps": len(history.losses),
+            **{f"exact_{k}": 100 * v for k, v in last.by_set.items()},
+            "perplexity": math.exp(last.cross_entropy),
+            "reached_step": history.reached_step or math.nan,
+            "reached_cpu_s": history.reached_cpu_seconds or math.nan,
+            "cpu_s": history.cpu_seconds, "wall_s": history.seconds}
+
+
+def run_variants(data: TranslationData, base_model: TransformerConfig,
+                 base_training: TranslationTraining, variants: Sequence[Variant] = TABLE3_VARIANTS,
+                 seeds: Sequence[int] = (0, 1, 2)) -> list[dict[str, Any]]:
+    """Train every variant with every seed on ``data``; one row per run (see :func:`run_row`).
+
+    Validation exact match (uniform and shapes sets) and perplexity (exp of the unsmoothed
+    cross-entropy per target token, as the paper's "PPL (dev)") at the end of the budget, the
+    first check with both sets at the target, and the training time.
+    """
+    check_instance("data", data, TranslationData)
+    check_instance("base_model", base_model, TransformerConfig)
+    check_instance("base_training", base_training, TranslationTraining)
+    _check_seeds(seeds)
+    for i, v in enumerate(variants):
+        check_instance(f"variants[{i}]", v, Variant)
+        _check_changes(f"variants[{i}].model_changes", v.model_changes, base_model)
+        _check_changes(f"variants[{i}].train_changes", v.train_changes, base_training)
+    rows = []
+    for variant in variants:
+        for seed in seeds:
+            training = replace(base_training, seed=seed, **variant.train_changes)
+            model, history = train_translation(replace(base_model, **variant.model_changes),
+                                               training, data.pairs["train"], data.validation())
+            rows.append({**run_row(variant.name, model, history), "seed": seed})
+    return rows
+
+
+def links_for(data: TranslationData, set_name: str, *, per_morpheme: bool = False,
+              ) -> tuple[list[list[tuple[int, ...]]], list[list[str]], list[list[int]] | None]:
+    """Gold links, kinds and query positions of a set, for ``alignment.alignment_scores``.
+
+    Morpheme targets: one item per morpheme. Other targets (BPE): one item per piece, linked to
+    the words of every morpheme it covers (kind "piece"); or, with ``per_morpheme``, one item per
+    morpheme, scored at the piece that holds it.
+    """
+    check_instance("data", data, TranslationData)
+    if set_name not in data.texts:
+        raise ValueError(f"set_name must be one of {sorted(data.texts)}; got {set_name!r}")
+    own = isinstance(data.pipeline.target, GermanMorphemes)
+    links, kinds, positions = [], [], []
+    for number, target in zip(data.texts[set_name].numbers, data.texts[set_name].target,
+                              strict=True):
+        gold = gold_alignment(number)
+        pieces = data.pipeline.target.split(target)
+        if own or per_morpheme:
+            links.append(list(gold.links))
+            kinds.append(list(gold.kinds))
+            positions.append(list(range(len(gold.german))) if own
+                             else piece_of_morpheme(gold.german, pieces))
+        else:
+            links.append(project_links(gold.german, gold.links, pieces))
+            kinds.append(["piece"] * len(pieces))
+            positions.append(list(range(len(pieces))))
+    return links, kinds, positions
+
+
+def alignment_on(model: Transformer, data: TranslationData, set_name: str = "validation", *,
+                 per_morpheme: bool = False) -> AlignmentScores:
+    """Cross-attention alignment scores of ``model`` on one set of ``data`` (see
+    :func:`links_for`)."""
+    links, kinds, positions = links_for(data, set_name, per_morpheme=per_morpheme)
+    return alignment_scores(model, data.pairs[set_name], links, kinds, positions)
+
+
+def beam_against_greedy(model: Transformer, data: TranslationData, set_name: str, *,
+                        beam_size: int = 4, alpha: float = 0.6,
+                        ) -> tuple[DecoderComparison, list[str], list[str]]:
+    """Decode a set greedily and by beam search; how many outputs beam search changes, fixes
+    and breaks, and both sets of outputs."""
+    check_instance("data", data, TranslationData)
+    pairs = data.pairs[set_name]
+    greedy = decode(model, data.pipeline, pairs)
+    beam = decode(model, data.pipeline, pairs, method="beam", beam_size=beam_size, alpha=alpha)
+    return (compare_decoders(greedy, beam, list(data.texts[set_name].target)), greedy, beam)
+
+
+def add_training_numbers(split: NumberSplit, numbers: np.ndarray) -> NumberSplit:
+    """``split`` with ``numbers`` added to its training set (and removed from its test sets)."""
+    check_instance("split", split, NumberSplit)
+    check_instance("numbers", numbers, np.ndarray, "NumPy array")
+    return replace(split, train=np.union1d(split.train, numbers),
+                   test=np.setdiff1d(split.test, numbers),
+                   test_shapes=np.setdiff1d(split.test_shapes, numbers))
+
+
+def german_by_groups(model: Transformer, data: TranslationData, numbers: Sequence[int],
+                     ) -> list[str]:
+    """A change of representation: translate each three-digit group of a number on its own
+    ("five hundred and twelve" | "three hundred and forty-five") and join the German with
+    "tausend", as num2words does ("ein" for a thousands group of one).
+
+    A model that never saw a leading digit in the thousands group has seen it in the units
+    group, and here it only ever translates groups.
+    """
+    check_instance("numbers", numbers, (list, tuple), "list of ints")
+    upper = [n // 1000 for n in numbers]
+    lower = [n % 1000 for n in numbers]
+    groups = sorted({g for g in upper + lower if g})
+    texts = make_corpus(groups)
+    outputs = dict(zip(groups, decode(model, data.pipeline, data.pipeline.encode(texts)),
+                       strict=True))
+    joined = []
+    for u, lo in zip(upper, lower, strict=True):
+        head = "" if not u else ("ein" if u == 1 else outputs[u]) + "tausend"
+        joined.append(head + (outputs[lo] if lo else ""))
+    return joined
+
+
+def group_rule_holds(numbers: Sequence[int]) -> bool:
+    """Whether num2words' German for each number is its groups' German joined by "tausend"
+    (with "ein" for a thousands group of one): the rule :func:`german_by_groups` relies on."""
+    def de(n: int) -> str:
+        return num2words(n, lang="de") if n else ""
+
+    return all(de(n) == (("" if n < 1000 else ("ein" if n // 1000 == 1 else de(n // 1000))
+                          + "tausend") + de(n % 1000)) for n in numbers)
+
+
+def tokens_per_target(data: TranslationData) -> float:
+    """Mean number of target tokens per training pair (without EOS)."""
+    return float((data.pairs["train"].tgt != 0).sum(dim=1).float().mean())
+
+
+
+def main_run(data: TranslationData, seed: int = 0,
+             training: TranslationTraining | None = None,
+             ) -> tuple[Transformer, History, dict[str, Any]]:
+    """Train the chapter's recipe with ``seed`` and report what ``make bench`` prints.
+
+    Returns:
+        the model, its history, and a row: seconds (CPU and wall) and step to the target on both
+        validation sets, and on each test set exact match (%), subword BLEU, word BLEU and chrF
+        of greedy decoding.
+    """
+    check_instance("data", data, TranslationData)
+    check_int("seed", seed, low=0)
+    training = replace(training or TranslationTraining(), seed=seed)
+    config = model_config(len(data.pipeline.source_vocab), len(data.pipeline.target_vocab))
+    model, history = train_translation(config, training, data.pairs["train"], data.validation())
+    row: dict[str, Any] = {"seed": seed, "reached_step": history.reached_step,
+                           "reached_cpu_s": history.reached_cpu_seconds,
+                           "reached_wall_s": history.reached_seconds,
+                           "cpu_s": history.cpu_seconds, "wall_s": history.seconds}
+    for name in ("test", "test_shapes"):
+        outputs = decode(model, data.pipeline, data.pairs[name])
+        row[name] = scores(outputs, list(data.texts[name].target), data.pipeline.target_lang)
+    return model, history, row

@@ -1,0 +1,166 @@
+"""Using a trained model: decode many sources at once, or one number with its alternatives.
+
+:func:`decode` runs the core's greedy decoder or beam search over a set of pairs in chunks and
+returns texts. :func:`n_best` is a beam search for one source that keeps every finished
+hypothesis, so the reader sees the alternatives and their scores (the core's
+``beam_search`` returns only the best; the best here is the same hypothesis).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from transformer_course.core.batching import BOS_ID, EOS_ID, PAD_ID, wrap_sources
+from transformer_course.core.checks import check_instance, check_int, check_number
+from transformer_course.core.decoding import (
+    beam_search,
+    greedy_decode,
+    length_penalty,
+    model_step_function,
+)
+from transformer_course.core.masks import padding_mask_from_tokens
+from transformer_course.core.model import Transformer
+
+from .data import MAX_NUMBER, number_words
+from .pipeline import EncodedPairs, Pipeline
+
+PAPER_BEAM, PAPER_ALPHA = 4, 0.6  # section 6.1
+
+
+@torch.no_grad()
+def decode(model: Transformer, pipeline: Pipeline, pairs: EncodedPairs, *,
+           method: str = "greedy", beam_size: int = PAPER_BEAM, alpha: float = PAPER_ALPHA,
+           chunk: int = 500, extra_len: int = 4) -> list[str]:
+    """Translate the sources of ``pairs``; one text per pair. Their targets only bound the
+    output length (the longest target plus ``extra_len`` tokens).
+
+    Args:
+        method: "greedy" or "beam". beam_size, alpha: beam-search settings (the paper's 4, 0.6).
+        chunk: sources decoded together. extra_len: tokens allowed beyond the longest target.
+    """
+    check_instance("model", model, Transformer)
+    check_instance("pipeline", pipeline, Pipeline)
+    check_instance("pairs", pairs, EncodedPairs)
+    if method not in ("greedy", "beam"):
+        raise ValueError(f"method must be 'greedy' or 'beam'; got {method!r}")
+    check_int("chunk", chunk)
+    check_int("extra_len", extra_len, low=0)
+    max_len = min(pairs.tgt.shape[1] + 2 + extra_len, model.config.max_len)  # BOS .. EOS
+    model.eval()
+    texts: list[str] = []
+    for start in range(0, len(pairs), chunk):
+        src = wrap_sources(pairs.src[start:start + chunk])
+        if method == "greedy":
+            out = greedy_decode(model, src, max_len, BOS_ID, EOS_ID)
+        else:
+            out = beam_search(model, src, max_len, BOS_ID, EOS_ID, beam_size=beam_size,
+                              alpha=alpha)
+        texts += [pipeline.decode_target(row) for row in out]
+    return texts
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """One finished beam hypothesis."""
+
+    text: str
+    tokens: tuple[str, ...]
+    log_prob: float  # summed log-probability, EOS included
+    score: float  # log_prob / lp(length), what beam search ranks by
+
+
+@torch.no_grad()
+def n_best(model: Transformer, pipeline: Pipeline, source: str, *, beam_size: int = PAPER_BEAM,
+           alpha: float = PAPER_ALPHA, max_len: int = 40) -> list[Hypothesis]:
+    """Beam search for one source text, returning every finished hypothesis, best first.
+
+    The beam keeps ``beam_size`` live prefixes; a hypothesis finishes when EOS is among the
+    ``beam_size`` best extensions of a step (the rule of ``core.beam_search``), and the search
+    goes on until no live prefix can beat the worst of the ``beam_size`` best finished ones.
+    """
+    check_instance("model", model, Transformer)
+    check_instance("pipeline", pipeline, Pipeline)
+    check_int("beam_size", beam_size)
+    check_number("alpha", alpha, low=0)
+    check_int("max_len", max_len, low=2, high=model.config.max_len)
+    model.eval()
+    src = wrap_sources(pipeline.encode_source(source)[None])  # (1, S)
+    step = model_step_function(model, src, padding_mask_from_tokens(src, PAD_ID))
+    prefixes = torch.full((1, 1), BOS_ID, dtype=torch.long)  # (k, t)
+    scores = torch.zeros(1)  # (k,)
+    finished: list[tuple[float, float, torch.Tensor]] = []  # (score, log_prob, tokens)
+    for t in range(1, max_len):
+        log_probs = step(prefixes, torch.zeros(len(prefixes), dtype=torch.long))  # (k, V)
+        log_probs[:, PAD_ID] = float("-inf")
+        V = log_probs.shape[1]
+        top, index = (scores[:, None] + log_probs).view(-1).topk(min(2 * beam_size,
+                                                                      len(prefixes) * V))
+        beam, token = index // V, index % V
+        for rank in range(min(beam_size, len(top))):
+            if token[rank] == EOS_ID:
+                sequence = torch.cat([prefixes[beam[rank]], token[rank:rank + 1]])
+                finished.append((float(top[rank] / length_penalty(t, alpha)), float(top[rank]),
+                                 sequence))
+        live = token != EOS_ID
+        top, beam, token = top[live][:beam_size], beam[live][:beam_size], token[live][:beam_size]
+        prefixes = torch.cat([prefixes[beam], token[:, None]], dim=1)
+        scores = top
+        finished.sort(key=lambda f: -f[0])
+        bound = float(scores.max()) / float(length_penalty(max_len - 1, alpha)) \
+            if alpha else float(scores.max())
+        if len(finished) >= beam_size and finished[beam_size - 1][0] >= bound:
+            break
+    return [Hypothesis(pipeline.decode_target(tokens),
+                       tuple(pipeline.target_vocab.decode(tokens)), log_prob, score)
+            for score, log_prob, tokens in finished]
+
+
+@dataclass(frozen=True)
+class Translation:
+    """A translation with everything the chapter shows about it.
+
+    Attributes:
+        source: the English text. source_tokens: its tokens (BOS/EOS not included).
+        greedy: the greedy output. hypotheses: beam search's finished hypotheses, best first.
+        target_tokens: the tokens of the best hypothesis.
+        cross: per decoder layer, (h, T, S) cross-attention weights of the best hypothesis,
+            teacher-forced: row t is the query that predicts target token t (the last row
+            predicts EOS); column s is source position s (0: BOS, then the tokens, then EOS).
+        reference: what num2words writes, when the source is a number's words.
+    """
+
+    source: str
+    source_tokens: tuple[str, ...]
+    greedy: str
+    hypotheses: tuple[Hypothesis, ...]
+    target_tokens: tuple[str, ...]
+    cross: tuple[torch.Tensor, ...]
+    reference: str | None = None
+
+
+def translate(model: Transformer, pipeline: Pipeline, source: int | str, *,
+              beam_size: int = PAPER_BEAM, alpha: float = PAPER_ALPHA) -> Translation:
+    """Translate a number (written out in English first) or an English text.
+
+    Returns the greedy output, the beam's alternatives with their scores, and the
+    cross-attention of the best one.
+    """
+    check_instance("source", source, (int, str), "int or str")
+    reference = None
+    if isinstance(source, int):
+        check_int("source", source, low=1, high=MAX_NUMBER)
+        reference = number_words(source, pipeline.target_lang)
+        source = number_words(source, pipeline.source_lang)
+    tokens = tuple(pipeline.source.split(source))
+    src = wrap_sources(pipeline.source_vocab.encode(list(tokens))[None])  # (1, S)
+    model.eval()
+    greedy = pipeline.decode_target(greedy_decode(model, src, 40, BOS_ID, EOS_ID)[0])
+    hypotheses = tuple(n_best(model, pipeline, source, beam_size=beam_size, alpha=alpha))
+    best = hypotheses[0].tokens if hypotheses else ()
+    tgt_in = torch.tensor([[BOS_ID, *pipeline.target_vocab.encode(list(best)).tolist()]]
+                          if best else [[BOS_ID]])
+    maps = model.attention_maps(src, tgt_in, padding_mask_from_tokens(src, PAD_ID))["cross"]
+    return Translation(source, tokens, greedy, hypotheses, best,
+                       tuple(m[0] for m in maps), reference)
