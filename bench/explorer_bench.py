@@ -48,7 +48,7 @@ def _random_translator_page(folder: Path) -> Path:
                                           num_encoder_layers=2, num_decoder_layers=2, d_ff=256,
                                           dropout=0.0, share_embeddings=False)).eval()
     markup = translator(export_model(model), vocab, [f"t{i}" for i in range(40)],
-                        split="[\\s,-]+", examples=[45], max_len=20)._repr_html_()
+                        pattern="[^\\s,-]+", examples=[45], max_len=20)._repr_html_()
     page = folder / "translator.html"
     page.write_text(f"<!doctype html><html><body>{markup}</body></html>", encoding="utf-8")
     return page

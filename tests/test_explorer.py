@@ -218,7 +218,7 @@ def test_translator_translates_in_the_page_as_python_does(page: Page, tmp_path: 
     payload = export_model(model)
     python_model = model_from_payload(payload)
     targets = ["<pad>", "<s>", "</s>"] + [f"t{i}" for i in range(3, 17)]
-    markup = translator(payload, vocab, targets, split="[\\s,-]+", examples=[45, 1234],
+    markup = translator(payload, vocab, targets, pattern="[^\\s,-]+", examples=[45, 1234],
                         max_len=10)._repr_html_()
     _viewer_page(page, tmp_path, markup, via_file=True)
 

@@ -483,8 +483,9 @@
   }
 
   // ------------------------------------------------------------------------ the translator
-  /** Mount the live translator. spec: {payload, source: {vocab: {word: id}, split, bos, eos,
-   *  wrap}, target: {tokens: [id -> text], join}, examples: [numbers], maxLen, noscript}. */
+  /** Mount the live translator. spec: {payload, source: {vocab: {word: id}, pattern, bos,
+   *  eos, wrap}, target: {tokens: [id -> text], join}, examples: [numbers], maxLen}. The
+   *  source is lower-cased and cut into every match of `pattern`, in order. */
   function mountTranslator(root, spec) {
     const started = performance.now();
     const model = new Transformer(spec.payload);
@@ -509,8 +510,7 @@
     function sourceIds(text) {
       const trimmed = text.trim();
       const words = /^\d+$/.test(trimmed) ? englishNumber(Number(trimmed)) : trimmed;
-      const pieces = words.toLowerCase().split(new RegExp(spec.source.split))
-        .filter(p => p.length > 0);
+      const pieces = words.toLowerCase().match(new RegExp(spec.source.pattern, "g")) || [];
       const unknown = pieces.filter(p => !(p in spec.source.vocab));
       if (unknown.length) throw new Error("not in the vocabulary: " + unknown.join(", "));
       const ids = pieces.map(p => spec.source.vocab[p]);

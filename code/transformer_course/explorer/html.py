@@ -106,7 +106,7 @@ def attention_viewer(maps: Sequence[tuple[str, torch.Tensor | np.ndarray]],
 
 
 def translator(payload: dict[str, Any], source_vocab: dict[str, int], target_tokens: Sequence[str],
-               *, split: str, examples: Sequence[int], max_len: int, wrap_source: bool = True,
+               *, pattern: str, examples: Sequence[int], max_len: int, wrap_source: bool = True,
                join: str = "", fallback: str = "",
                checks: Sequence[tuple[int, Sequence[int]]] = ()) -> ExplorerHTML:
     """The live translator: an input box, the model's greedy translation computed in the page,
@@ -115,8 +115,8 @@ def translator(payload: dict[str, Any], source_vocab: dict[str, int], target_tok
     Args:
         payload: from :func:`~transformer_course.explorer.export.export_model`.
         source_vocab: English piece -> id. target_tokens: id -> German piece ("</s>" for EOS).
-        split: a JavaScript regular expression that cuts English words into the pieces of
-            ``source_vocab`` (applied after lower-casing).
+        pattern: a JavaScript regular expression; its matches in the lower-cased English text,
+            in order, are the pieces of ``source_vocab``.
         examples: numbers offered as buttons; the first is translated when the page loads.
         max_len: longest output, BOS included. wrap_source: put the source between BOS and EOS.
         join: how the output pieces are joined ("" for German compounds).
@@ -129,7 +129,7 @@ def translator(payload: dict[str, Any], source_vocab: dict[str, int], target_tok
         raise ValueError("examples must hold at least one number")
     config = payload["config"]
     data = {"payload": payload, "maxLen": max_len, "examples": [int(n) for n in examples],
-            "source": {"vocab": dict(source_vocab), "split": split, "wrap": wrap_source,
+            "source": {"vocab": dict(source_vocab), "pattern": pattern, "wrap": wrap_source,
                        "bos": config["bos_id"], "eos": config["eos_id"]},
             "target": {"tokens": list(target_tokens), "join": join},
             "checks": [{"number": int(n), "tokens": [int(t) for t in tokens]}
