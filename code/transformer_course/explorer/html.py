@@ -50,11 +50,11 @@ def _script_json(data: Any) -> str:
 def _mount(kind: str, data: dict[str, Any], fallback: str) -> ExplorerHTML:
     return ExplorerHTML(
         f"<style>{_asset('explorer.css')}</style>\n"
-        f"<script>{_asset('explorer.js')}</script>\n"
+        f"<script data-repeat-safe>{_asset('explorer.js')}</script>\n"
         f'<div class="ae-mount" data-kind="{kind}">'
         f'<script type="application/json">{_script_json(data)}</script>'
         f"<noscript>{fallback}</noscript></div>\n"
-        "<script>window.AttentionExplorer.mountAll();</script>")
+        "<script data-repeat-safe>window.AttentionExplorer.mountAll();</script>")
 
 
 def _rounded(weights: np.ndarray) -> list:

@@ -1,25 +1,33 @@
 """Measurements behind chapter 7, precomputed (they cost more CPU than the chapter may spend).
 
+Written by ``python -m transformer_course.experiments.ch7_translation.measure`` (``measure.py``,
+one function per table, named below; about 2.5 CPU-hours in all; ``--only MAIN,FRENCH`` redoes
+some tables and keeps the others). tests/test_ch7_measured.py reruns a cell of each table.
+
 Every run: the chapter's split (``data.split_numbers()``, seed 0), model (``recipe.model_config``)
 and training (``recipe.TranslationTraining``) unless a table says otherwise, seeds 0, 1, 2, one
 torch thread. Exact match in %, per seed. Seconds are CPU seconds of training on a shared 2-core
-machine (they vary by about 20 % with the load; steps do not). Regenerate with ``studies``:
+machine (they vary by about 20 % with the load; steps do not). The tables:
 
-- MAIN: the recipe, 600 steps; step and seconds to 99 % on both validation sets; greedy test
-  scores (BLEU on morphemes, word BLEU, chrF); beam (4, 0.6) outputs changed on [test, shapes];
-  cross-attention alignment on the test set per decoder layer (heads averaged) and head.
-- TABLE3_SHORT / TABLE3_FULL: ``studies.run_variants`` with ``studies.TABLE3_VARIANTS`` at a
-  budget of 200 / 600 steps (schedule to zero at the end of each); validation exact match.
-- SEGMENTATION_SHORT: the same at 200 steps for each target segmentation (BPE sizes as keys).
-- SEGMENTATION_FULL: 600 steps; test exact match and the alignment of the last decoder layer:
-  strict (per morpheme, ``alignment_on(..., per_morpheme=True)``) and per piece.
-- SCHEDULES: 600 steps, "decay peak_lr".
-- EXTRAPOLATION: ``data.extrapolation_split(bound)``; greedy, beam and group-by-group
-  (``studies.german_by_groups``) exact match above the bound; "+k/digit (n)": k numbers per
-  unseen leading digit added to training (n in all, training size unchanged).
-- BEAM_SHORT_BUDGET: models trained for 150 or 200 steps; greedy against beam (4, 0.6):
-  (changed, fixed, broken) of 2,000, and with alpha 0.
-- FRENCH: the exercise (English -> French words), 300 and 600 steps.
+- MAIN (``main_runs``): the recipe, 600 steps; step and seconds to 99 % on both validation sets;
+  greedy test scores (BLEU on morphemes, word BLEU, chrF); beam (4, 0.6) outputs changed on
+  [test, shapes]; cross-attention alignment on the test set per decoder layer (heads averaged)
+  and head.
+- TABLE3_SHORT / TABLE3_FULL (``table3_short`` / ``table3_full``): ``studies.run_variants`` with
+  ``studies.TABLE3_VARIANTS`` at a budget of 200 / 600 steps (schedule to zero at the end of
+  each); validation exact match.
+- SEGMENTATION_SHORT (``segmentation_short``): the same at 200 steps for each target
+  segmentation (BPE sizes as keys).
+- SEGMENTATION_FULL (``segmentation_full``): 600 steps; test exact match and the alignment of the
+  last decoder layer: strict (per morpheme, ``alignment_on(..., per_morpheme=True)``) and per
+  piece.
+- SCHEDULES (``schedules``): 600 steps, "decay peak_lr".
+- EXTRAPOLATION (``extrapolation``): ``data.extrapolation_split(bound)``; greedy, beam and
+  group-by-group (``studies.german_by_groups``) exact match above the bound; "+k/digit (n)": k
+  numbers per unseen leading digit added to training (n in all, training size unchanged).
+- BEAM_SHORT_BUDGET (``beam_short_budget``): models trained for 150 or 200 steps; greedy against
+  beam (4, 0.6): (changed, fixed, broken) of 2,000, and with alpha 0.
+- FRENCH (``french``): the exercise (English -> French words), 300 and 600 steps.
 """
 
 # ruff: noqa: E501
