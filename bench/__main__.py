@@ -19,7 +19,7 @@ from .report import render
 from .site_bench import page_weights
 
 REPO = Path(__file__).resolve().parent.parent
-SECTIONS = ("book", "training", "attention", "site", "explorer", "test")
+SECTIONS = ("book", "training", "translation", "attention", "site", "explorer", "test")
 # a module only chapter 6 imports: the "edit one chapter-specific module" rebuild
 TOUCH_MODULE = (REPO / "code" / "transformer_course" / "experiments" / "ch6_training"
                 / "ablations.py")
@@ -68,6 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         from .training_bench import run_training_bench
 
         results["training"] = run_training_bench(quick=args.quick, repeats=args.repeats)
+    if "translation" in sections:
+        from .translation_bench import run_translation_bench
+
+        results["translation"] = run_translation_bench(quick=args.quick, repeats=args.repeats)
     if "attention" in sections:
         settings = (AttentionSettings(batch=1, heads=2, d_k=8, lengths=(16,), repeats=2,
                                       matmul_n=128) if args.quick

@@ -57,6 +57,13 @@ def budgets(results: dict) -> list[Budget]:
     else:
         rows.append(Budget("copy task to 100 % held-out", None, 3, "s"))
         rows.append(Budget("reverse task to >= 99 %", None, 30, "s"))
+    translation = results.get("translation")
+    rows.append(Budget(
+        "translation: every seed >= 99 % test exact, training time", translation
+        and (translation["slowest_training_s"] if translation["all_reached"] else float("inf")),
+        60, "s", (f"slowest of {len(translation['runs'])} seeds, 1 thread, "
+                  f"{translation['steps']} steps; worst test exact match "
+                  f"{translation['worst_test_exact']:.2f} %") if translation else ""))
     attention = results.get("attention")
     fast = [r for r in attention["rows"] if r["path"] == "fast"] if attention else []
     worst = max(fast, key=lambda r: r["ratio_to_sdpa"]) if fast else None
@@ -108,6 +115,11 @@ def render(results: dict) -> str:
         from .training_bench import render_training
 
         parts.append(render_training(training))
+    translation = results.get("translation")
+    if translation:
+        from .translation_bench import render_translation
+
+        parts.append(render_translation(translation))
     attention = results.get("attention")
     if attention:
         s, mm = attention["settings"], attention["matmul"]

@@ -133,6 +133,22 @@ def test_quick_run_of_every_section(tmp_path, capsys):
     assert [b.figure for b in budgets(results)][0] == "clean make book, all chapters"
 
 
+def test_quick_translation_section(tmp_path, capsys):
+    """Chapter 7's recipe on a tiny corpus: per-seed scores, and a budget row that misses when a
+    seed falls short of 99 % (20 steps cannot reach it)."""
+    out = tmp_path / "results.json"
+    assert main(["--quick", "--repeats", "2", "--only", "translation", "--out", str(out)]) == 0
+    results = json.loads(out.read_text())["translation"]
+    assert [r["seed"] for r in results["runs"]] == [0, 1]
+    for run in results["runs"]:
+        assert run["wall_s"] > 0 and run["steps"] == 20
+        assert run["losses_first_last"][1] < run["losses_first_last"][0]  # it learns
+        assert 0 <= run["test"]["exact_match"] <= 100 and run["test"]["chrf"] > 0
+    row = next(b for b in budgets({"translation": results}) if b.figure.startswith("translation"))
+    assert not results["all_reached"] and row.met is False
+    assert "Translation, chapter 7's recipe (20 steps" in capsys.readouterr().out
+
+
 def test_cli_rejects_unknown_section():
     proc = subprocess.run([sys.executable, "-m", "bench", "--only", "nope"], cwd=REPO,
                           capture_output=True, text=True)

@@ -14,4 +14,9 @@
   through depth (``norm_placement``).
 - ``ch6_training``: synthetic tasks (``tasks``), training on them (``task_training``), ablations
   (``ablations``), the recipes (``recipes``).
+- ``ch7_translation``: number words from ``num2words`` split by number (``data``), morphemes and
+  BPE (``subwords``), the tokenised corpus (``pipeline``, ``corpus``), the 600-step recipe
+  (``recipe``), decoding a number (``translate``), exact match, BLEU and chrF (``metrics``), errors
+  (``errors``), gold alignments and their scores (``alignment``), the studies (``studies``) and
+  their precomputed tables (``measured``, written by ``measure``).
 """

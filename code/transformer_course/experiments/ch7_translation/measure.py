@@ -87,14 +87,6 @@ def _step(value: float | None) -> int | None:
     return None if value is None or value != value else int(value)
 
 
-def _check_seeds(seeds: Sequence[int]) -> None:
-    check_instance("seeds", seeds, (list, tuple), "list of ints")
-    if not seeds:
-        raise ValueError("seeds must hold at least one seed; got none")
-    for seed in seeds:
-        check_int("every seed", seed, low=0)
-
-
 def _check_budgets(name: str, budgets: Sequence[int]) -> None:
     check_instance(name, budgets, (list, tuple), "list of step counts")
     if not budgets:
@@ -157,7 +149,7 @@ def variant_table(german: TranslationData | None = None, *, variants: Sequence[V
     """``studies.run_variants`` on the chapter's data with a budget of ``steps`` (see
     :func:`family`). About 15 CPU s a run at 200 steps, 45 at 600 (checks included)."""
     german = _german(german)
-    _check_seeds(seeds)
+    studies.check_seeds(seeds)
     base = recipe.model_config(len(german.pipeline.source_vocab),
                                len(german.pipeline.target_vocab))
     return family(studies.run_variants(german, base, training(steps), variants, seeds))
@@ -219,7 +211,7 @@ def segmentation_full(german: TranslationData | None = None, *, seeds: Sequence[
     strict (per morpheme) and per piece, with the best head by the strict score (15 runs, about
     13 CPU-minutes)."""
     german = _german(german)
-    _check_seeds(seeds)
+    studies.check_seeds(seeds)
     check_instance("targets", targets, (list, tuple), "list of segmentations")
     table = {}
     for target in targets:
@@ -279,7 +271,7 @@ def main_runs(german: TranslationData | None = None, *, seeds: Sequence[int] = S
               steps: int = FULL_STEPS) -> list[dict[str, Any]]:
     """MAIN: :func:`main_run` for each seed (3 runs, about 4 CPU-minutes with beam search)."""
     german = _german(german)
-    _check_seeds(seeds)
+    studies.check_seeds(seeds)
     return [main_run(german, seed, steps) for seed in seeds]
 
 
@@ -346,7 +338,7 @@ def extrapolation(*, seeds: Sequence[int] = SEEDS,
     above it, per cell (see :class:`ExtrapolationCell`); keys "<bound> bounded" and
     "<bound> +<k>/digit (<numbers added>)" (24 runs, about 30 CPU-minutes). ``sizes``: the
     split's sizes (tests only)."""
-    _check_seeds(seeds)
+    studies.check_seeds(seeds)
     check_instance("cells", cells, (list, tuple), "list of ExtrapolationCell")
     table: dict[str, dict[str, list[Any]]] = {}
     for cell in cells:
@@ -366,7 +358,7 @@ def beam_short_budget(german: TranslationData | None = None, *, seeds: Sequence[
     on each test set: exact match, (changed, fixed, broken), and the same for a beam without
     length penalty (alpha 0); keys "<steps> steps <set>" (6 runs, about 6 CPU-minutes)."""
     german = _german(german)
-    _check_seeds(seeds)
+    studies.check_seeds(seeds)
     _check_budgets("budgets", budgets)
     table: dict[str, dict[str, list[Any]]] = {}
     for steps in budgets:
@@ -400,7 +392,7 @@ def french(prepared: TranslationData | None = None, *, seeds: Sequence[int] = SE
     if prepared.pipeline.target_lang != "fr":
         raise ValueError(f"prepared must hold French targets; got "
                          f"{prepared.pipeline.target_lang!r}")
-    _check_seeds(seeds)
+    studies.check_seeds(seeds)
     _check_budgets("budgets", budgets)
     table = {}
     for steps in budgets:

@@ -75,7 +75,8 @@ def _check_changes(name: str, changes: Any, config: Any) -> None:
         raise ValueError(f"{name} names unknown {type(config).__name__} fields: {unknown}")
 
 
-def _check_seeds(seeds: Sequence[int]) -> None:
+def check_seeds(seeds: Sequence[int]) -> None:
+    """Raise unless ``seeds`` is a non-empty list or tuple of ints >= 0."""
     check_instance("seeds", seeds, (list, tuple), "list of ints")
     if not seeds:
         raise ValueError("seeds must hold at least one seed; got none")
@@ -106,7 +107,7 @@ def run_variants(data: TranslationData, base_model: TransformerConfig,
     check_instance("data", data, TranslationData)
     check_instance("base_model", base_model, TransformerConfig)
     check_instance("base_training", base_training, TranslationTraining)
-    _check_seeds(seeds)
+    check_seeds(seeds)
     for i, v in enumerate(variants):
         check_instance(f"variants[{i}]", v, Variant)
         _check_changes(f"variants[{i}].model_changes", v.model_changes, base_model)
