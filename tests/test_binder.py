@@ -279,11 +279,42 @@ WIDGET_JS = """path => {
 }"""
 
 
+EXPLORER_PROBE = "explorer_probe.ipynb"
+EXPLORER_CELL = """\
+import numpy as np
+from transformer_course.explorer.html import attention_viewer
+weights = np.array([[[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]]])  # (h, T_q, T_k)
+attention_viewer([("layer 1", weights)], ["a", "b"], ["x", "y", "z"])"""
+
+
+def write_explorer_probe(home: Path) -> None:
+    """A notebook whose one cell displays the attention explorer (an output with scripts)."""
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(EXPLORER_CELL)])
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    nbformat.write(notebook, home / EXPLORER_PROBE)
+
+
+def run_first_cell(page, path: str) -> None:
+    """Run the first code cell of the open notebook at ``path`` and wait until it has run."""
+    page.locator(".jp-NotebookPanel:visible .jp-CodeCell").first.locator(
+        ".jp-InputArea-prompt").click()
+    page.keyboard.press("Shift+Enter")
+    page.wait_for_function(
+        f"() => {{ const s = ({WIDGET_JS})({json.dumps(path)});"
+        " const c = s && s.cells.find(c => c.cell_type === 'code');"
+        " return c && c.execution_count && s.kernel === 'idle' ? s : null; }",
+        timeout=180_000)
+
+
 @pytest.mark.browser
 def test_jupyterlab_opens_a_chapter_as_a_running_notebook(tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
     copy = fresh_copy(tmp_path / "home")
+    write_explorer_probe(copy)
     chapter = first_chapter_with_code(copy)
     expected = jupytext.read(copy / chapter)
     expected_types = [cell.cell_type for cell in expected.cells]
@@ -324,6 +355,19 @@ def test_jupyterlab_opens_a_chapter_as_a_running_notebook(tmp_path: Path) -> Non
             prompt = cell.locator(".jp-InputArea-prompt").inner_text()
             assert re.fullmatch(r"\[\d+\]:", prompt.strip()), prompt
             assert "Traceback" not in cell.locator(".jp-OutputArea").inner_text()
+
+            # the attention explorer's scripts run in a JupyterLab output (a trusted one: made in
+            # this session), and the viewer answers the mouse there
+            page.goto(url.format(path=f"lab/tree/{EXPLORER_PROBE}"))
+            page.wait_for_function(
+                f"() => {{ const s = ({WIDGET_JS})({json.dumps(EXPLORER_PROBE)});"
+                " return s && s.notebook && s.kernel === 'idle' ? s : null; }",
+                timeout=120_000)
+            run_first_cell(page, EXPLORER_PROBE)
+            viewer = page.locator(".jp-OutputArea .ae-mount[data-mounted]")
+            viewer.locator(".ae-map tbody th").last.wait_for(timeout=30_000)
+            viewer.locator(".ae-map tbody th").last.hover()
+            assert viewer.locator("tr.ae-active").get_attribute("data-row") == "1"
         finally:
             page.screenshot(path=str(shot))
             browser.close()

@@ -288,6 +288,11 @@ def test_built_page_viewers_respond(page: Page, docname: str) -> None:
                 mount.locator("input").press("Enter")
                 tokens = json.loads(mount.locator(".ae-translator").get_attribute("data-tokens"))
                 assert tokens == check["tokens"], check["number"]
+            # a picture of the live translator after its last translation, for reviewers
+            from site_utils import SCREENSHOTS
+
+            SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+            mount.screenshot(path=str(SCREENSHOTS / f"{Path(docname).name}-translator-{i}.png"))
         rows = mount.locator(".ae-map tbody th")
         rows.nth(rows.count() - 1).hover()
         assert mount.locator("tr.ae-active").get_attribute("data-row") == str(rows.count() - 1)
