@@ -237,24 +237,23 @@ def segmentation_full(german: TranslationData | None = None, *, seeds: Sequence[
 
 
 def main_run(german: TranslationData, seed: int, steps: int = FULL_STEPS) -> dict[str, Any]:
-    """One row of MAIN: the recipe with ``seed``; step and seconds (CPU, wall) to 99 %, training
-    seconds, greedy test scores, its errors, outputs beam search (4, 0.6) changes on each test
-    set, and the test set's alignment per decoder layer (heads averaged), per head, and per
-    morpheme kind in the last layer."""
+    """One row of MAIN: ``studies.main_run`` (the recipe with ``seed``: step and seconds, CPU and
+    wall, to 99 %, training seconds, greedy test scores), rounded, with the greedy errors, the
+    outputs beam search (4, 0.6) changes on each test set, and the test set's alignment per
+    decoder layer (heads averaged), per head, and per morpheme kind in the last layer."""
     german = _german(german)
     check_int("seed", seed, low=0)
-    model, history = train(german, steps, seed)
+    model, _, run = studies.main_run(german, seed, training(steps))
     row: dict[str, Any] = {
-        "seed": seed, "reached_step": history.reached_step,
-        "reached_cpu_s": _round(history.reached_cpu_seconds, 1),
-        "reached_wall_s": _round(history.reached_seconds, 1),
-        "train_cpu_s": _round(history.cpu_seconds, 1), "train_wall_s": _round(history.seconds, 1)}
+        "seed": seed, "reached_step": run["reached_step"],
+        "reached_cpu_s": _round(run["reached_cpu_s"], 1),
+        "reached_wall_s": _round(run["reached_wall_s"], 1),
+        "train_cpu_s": _round(run["cpu_s"], 1), "train_wall_s": _round(run["wall_s"], 1)}
     wrong, changed = [], []
     for name in TEST_SETS:
+        row[name] = {key: _round(value, 2) for key, value in run[name].items()}
         comparison, greedy, _ = studies.beam_against_greedy(model, german, name)
         texts = german.texts[name]
-        row[name] = {key: _round(value, 2)
-                     for key, value in metrics.scores(greedy, list(texts.target)).items()}
         wrong += [(n, out, ref) for n, out, ref in zip(texts.numbers, greedy, texts.target,
                                                        strict=True) if out != ref]
         changed.append(comparison.changed)
