@@ -29,6 +29,7 @@ from transformer_course.core.model import Transformer, TransformerConfig
 from transformer_course.core.positional import BASE
 
 DTYPES = ("float32", "float16", "int8")
+BYTES = {"float32": "<f4", "float16": "<f2", "int8": "i1"}  # each dtype's layout in the payload
 
 
 def _encode(values: np.ndarray, dtype: str) -> tuple[bytes, str, bytes]:
@@ -39,7 +40,7 @@ def _encode(values: np.ndarray, dtype: str) -> tuple[bytes, str, bytes]:
         levels = np.clip(np.rint(values / scales.astype(np.float64)), -127, 127)
         return levels.astype(np.int8).tobytes(), "int8", scales.tobytes()
     kind = "float16" if dtype == "float16" else "float32"
-    return values.astype("<f2" if kind == "float16" else "<f4").tobytes(), kind, b""
+    return values.astype(BYTES[kind]).tobytes(), kind, b""
 
 
 def export_model(model: Transformer, *, dtype: str = "float16", bos_id: int = BOS_ID,
@@ -114,8 +115,8 @@ def model_from_payload(payload: dict[str, Any]) -> Transformer:
     for name, source in names.items():
         entry = payload["tensors"][source]
         shape, count = entry["shape"], int(np.prod(entry["shape"]))
-        kind = {"float32": "<f4", "float16": "<f2", "int8": "i1"}[entry["dtype"]]
-        values = np.frombuffer(data, dtype=kind, count=count, offset=entry["offset"])
+        values = np.frombuffer(data, dtype=BYTES[entry["dtype"]], count=count,
+                               offset=entry["offset"])
         values = values.astype(np.float64).reshape(shape)
         if entry["dtype"] == "int8":
             scales = np.frombuffer(data, dtype="<f4", count=shape[0], offset=entry["scales"])
