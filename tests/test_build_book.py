@@ -8,6 +8,7 @@ subpackage, one its ``b`` module).
 
 from __future__ import annotations
 
+import re
 import subprocess
 import textwrap
 from pathlib import Path
@@ -194,6 +195,7 @@ def _chapter(name: str, work: Path, code: Path) -> str:
                 assert time.time() < deadline, "chapter {other} did not run beside {name}"
                 time.sleep(0.1)
         print("chapter {name}: value", {value})
+        print("chapter {name}: cwd", pathlib.Path.cwd())
         ```
         """)
 
@@ -229,6 +231,9 @@ def test_parallel_execution_fills_the_cache_and_an_edit_re_executes_one_chapter(
     assert "Executing notebook" not in first, "MyST-NB executed a chapter itself"
     assert "chapter a: value 1001" in pages["01_a"].read_text()
     assert "chapter b: value 1002" in pages["02_b"].read_text()
+    for name, page in pages.items():  # run_in_temp: a chapter cannot lean on the book's files
+        cwd = Path(re.search(r"chapter \w: cwd (\S+)", page.read_text())[1])
+        assert not cwd.is_relative_to(book) and not book.is_relative_to(cwd), (name, cwd)
 
     executions.write_text("")
     (code / "canarypkg" / "a" / "value.txt").write_text("5\n")  # used by chapter a only
@@ -244,3 +249,9 @@ def test_parallel_execution_fills_the_cache_and_an_edit_re_executes_one_chapter(
     assert executions.read_text() == ""
     assert "nothing the site is made from changed" in third
     assert "chapter a: value 1005" in pages["01_a"].read_text()
+
+    config = book / "_config.yml"  # an execution setting: every chapter re-executes
+    config.write_text(config.read_text().replace("timeout: 300", "timeout: 301"))
+    fourth = _make_book(book, *inputs)
+    assert sorted(executions.read_text().split()) == ["a", "b"], fourth[-3000:]
+    assert fourth.count("_config.yml's execute settings changed") == 2

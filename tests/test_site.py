@@ -123,6 +123,30 @@ def test_no_bare_figure_or_object_reprs() -> None:
     assert not found, "figure/object reprs in the site:\n" + "\n".join(found)
 
 
+CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")  # control characters and tab, not newline
+
+
+def control_characters(text: str) -> list[str]:
+    """Lines of a MyST source holding a control character or a tab: what a Python string left
+    behind where it meant a backslash ("\\times" written unescaped becomes a tab and "imes")."""
+    return [f"line {number}: {line.strip()[:80]!r}"
+            for number, line in enumerate(text.split("\n"), start=1)
+            if CONTROL.search(line)]
+
+
+def test_control_character_check_finds_an_unescaped_backslash() -> None:
+    assert control_characters("$n \\times n$\nok\n") == []
+    assert control_characters("ok\n$n \times n$ and $\frac{1}{2}$\n") == [
+        "line 2: '$n \\times n$ and $\\x0crac{1}{2}$'"]
+
+
+@pytest.mark.parametrize("docname", DOCNAMES)
+def test_sources_hold_no_control_characters(docname: str) -> None:
+    """No tab or control character in a page's source (math would render "n imes n")."""
+    found = control_characters(source_path(docname).read_text(encoding="utf-8"))
+    assert not found, f"{docname}: control characters or tabs:\n" + "\n".join(found)
+
+
 @pytest.mark.parametrize("docname", DOCNAMES)
 def test_glue_roles_rendered(docname: str) -> None:
     """No raw {glue...} role text and no system messages (failed roles) left on the page."""

@@ -5,8 +5,9 @@
 1. **What its execution depends on.** jupyter-cache keys a notebook on its code cells alone, so this
    adds the rest: the modules its code cells import (``ast``), followed through the import graph of
    the code folders given as INPUTs (grimp), together with their parent packages (Python runs those
-   too) and the non-Python files in their package folders (data, assets); and the pin files given
-   as INPUTs. One fingerprint of those files per chapter is kept beside the execution cache
+   too) and the non-Python files in their package folders (data, assets); the pin files given
+   as INPUTs; and the execution settings of ``_config.yml`` that can change an output (timeout,
+   allow_errors, run_in_temp). One fingerprint of those files per chapter is kept beside the execution cache
    (``_build/.jupyter_cache.chapters.json``). When a chapter's fingerprint changes, its records
    are removed from the jupyter-cache, so it re-executes; the other chapters keep theirs.
 2. **Execution, in parallel.** Every chapter that has no cached execution for its current cells
@@ -53,6 +54,7 @@ import toc_chapters  # noqa: E402
 
 FORMAT = 1  # bump when what a fingerprint covers changes: every chapter then re-executes
 PREFIX = "build_book:"
+EXECUTION_SETTINGS = "_config.yml's execute settings"  # their digest joins every fingerprint
 # How jupyter-cache reads a chapter as MyST-NB does: MyST Markdown through MyST-NB's own reader
 # plugin, notebooks as they are.
 READ_DATA = {".md": {"name": "myst_nb_md", "type": "plugin"},
@@ -269,10 +271,11 @@ class Code:
                    for i in range(1, len(parts) + 1))
 
 
-def fingerprint(files: list[Path], base: Path) -> tuple[str, dict[str, str]]:
-    """One digest over ``files`` (names relative to ``base``, and contents), and each file's own
-    digest."""
-    each = {shown(path, base): sha256(path.read_bytes()) for path in files}
+def fingerprint(files: list[Path], base: Path, extra: dict[str, str] | None = None,
+                ) -> tuple[str, dict[str, str]]:
+    """One digest over ``files`` (names relative to ``base``, and contents) and the ``extra``
+    named digests, and each one's own digest."""
+    each = {shown(path, base): sha256(path.read_bytes()) for path in files} | (extra or {})
     digest = hashlib.sha256(f"{FORMAT}\0{sys.version}\0".encode())
     for name, value in sorted(each.items()):
         digest.update(f"{name}\0{value}\0".encode())
@@ -313,6 +316,11 @@ class Settings:
                    allow_errors=bool(execute.get("allow_errors", False)),
                    in_temp=bool(execute.get("run_in_temp", False)),
                    exclude=tuple(execute.get("exclude_patterns") or ()))
+
+    def digest(self) -> str:
+        """A digest of the settings that can change what an execution outputs (a cell that
+        times out, an error kept as an output, the folder a chapter runs in)."""
+        return sha256(json.dumps([self.timeout, self.allow_errors, self.in_temp]).encode())
 
 
 class Cache:
@@ -419,7 +427,8 @@ def plan(book: Path, inputs: list[Path], settings: Settings, cache: Cache,
         chapter.imports = chapter.previous.get("imports") if known \
             else notebook_imports(chapter.read())
         modules = code.closure(chapter.imports)
-        chapter.fingerprint, chapter.files = fingerprint(code.dependency_files(modules), book)
+        chapter.fingerprint, chapter.files = fingerprint(
+            code.dependency_files(modules), book, {EXECUTION_SETTINGS: settings.digest()})
         chapter.seconds = chapter.previous.get("seconds")
         if excluded(path, settings.exclude):
             continue
