@@ -26,9 +26,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 CHAPTER = """# Tiny
 
-```{code-cell} ipython3
+```{{code-cell}} ipython3
 import sys
-sys.path.insert(0, "../code")
+sys.path.insert(0, {code!r})  # chapters run in a temporary folder
 import tiny
 print(tiny.VALUE)
 ```
@@ -104,7 +104,8 @@ def test_determinism_check_ignores_timings_only(tmp_path):
 
 @pytest.mark.build
 def test_quick_run_of_every_section(tmp_path, capsys):
-    book = throwaway_book(tmp_path / "book", CHAPTER, name="tiny")
+    book = throwaway_book(tmp_path / "book", CHAPTER.format(code=str(tmp_path / "book" / "code")),
+                          name="tiny")
     (book / "code").mkdir()
     (book / "code" / "tiny.py").write_text("VALUE = 1\n")
     out = tmp_path / "results.json"

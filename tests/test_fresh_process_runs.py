@@ -28,7 +28,7 @@ RUN = textwrap.dedent("""\
     from transformer_course.notebook import setup_notebook
 
     setup_notebook()
-    split = data.split_numbers(train=1500, validation=100, test=100, seed=3)
+    split = data.split_numbers(train=800, validation=60, test=60, seed=3)
     train = data.make_corpus(split.train)
     pipe = pipeline.build_pipeline(train)
     bpe = pipeline.build_pipeline(train, 60)
@@ -37,7 +37,7 @@ RUN = textwrap.dedent("""\
     validation = pipe.encode(data.make_corpus(split.validation_shapes))
     config = recipe.model_config(len(pipe.source_vocab), len(pipe.target_vocab), d_model=16,
                                  num_heads=2, d_ff=32)
-    training = recipe.TranslationTraining(steps=30, warmup=5, batch_size=32, eval_every=10)
+    training = recipe.TranslationTraining(steps=20, warmup=5, batch_size=32, eval_every=10)
     model, history = recipe.train_translation(config, training, pipe.encode(train), validation)
     print("losses", history.losses)
     print("checks", [(c.loss, c.exact_match) for c in history.checks])

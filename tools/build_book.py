@@ -7,9 +7,9 @@
    the code folders given as INPUTs (grimp), together with their parent packages (Python runs those
    too) and the non-Python files in their package folders (data, assets); the pin files given
    as INPUTs; and the execution settings of ``_config.yml`` that can change an output (timeout,
-   allow_errors, run_in_temp). One fingerprint of those files per chapter is kept beside the execution cache
-   (``_build/.jupyter_cache.chapters.json``). When a chapter's fingerprint changes, its records
-   are removed from the jupyter-cache, so it re-executes; the other chapters keep theirs.
+   allow_errors, run_in_temp). One fingerprint of those per chapter is kept beside the execution
+   cache (``_build/.jupyter_cache.chapters.json``). When a chapter's fingerprint changes, its
+   records are removed from the jupyter-cache, so it re-executes; the other chapters keep theirs.
 2. **Execution, in parallel.** Every chapter that has no cached execution for its current cells
    runs in jupyter-cache's own worker (``ExecutionWorkerLocalMProc``, what its ``local-parallel``
    executor uses), one worker per core and the longest chapters first, into the same cache that
@@ -452,6 +452,27 @@ def plan(book: Path, inputs: list[Path], settings: Settings, cache: Cache,
     return chapters, to_run
 
 
+def serialise_caching(lock: Any) -> None:
+    """Pool initializer: a worker stores an execution in the cache only while it holds ``lock``.
+
+    jupyter-cache's ``cache_notebook_bundle`` adds the record to its database, then writes the
+    notebook, then trims the cache to its size limit by reading the records twice (those to keep,
+    then the rest). Two workers storing at once can each find the other's new record in the second
+    read only, and delete it, half-written or not ("Notebook file does not exist for cache record
+    PK"; seen once in about fifteen parallel builds). Storing takes milliseconds; executing, which
+    is what runs in parallel, is not under the lock.
+    """
+    from jupyter_cache.cache.main import JupyterCacheBase
+
+    store = JupyterCacheBase.cache_notebook_bundle
+
+    def store_alone(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with lock:
+            return store(self, *args, **kwargs)
+
+    JupyterCacheBase.cache_notebook_bundle = store_alone
+
+
 def execute(chapters: list[Chapter], cache: Cache, settings: Settings, jobs: int) -> list[str]:
     """Execute ``chapters`` into the cache, ``jobs`` at a time, longest (as last measured) first.
     Returns one message per chapter that failed."""
@@ -487,7 +508,8 @@ def execute(chapters: list[Chapter], cache: Cache, settings: Settings, jobs: int
     # its only other threads are grimp's idle Rayon workers, which hold no lock
     worker = ExecutionWorkerTempMProc() if settings.in_temp else ExecutionWorkerLocalMProc()
     failures = []
-    with multiprocessing.get_context("fork").Pool(workers) as pool:
+    context = multiprocessing.get_context("fork")
+    with context.Pool(workers, serialise_caching, (context.Lock(),)) as pool:
         for status, uri in pool.imap_unordered(worker, work, chunksize=1):
             chapter = by_uri[uri]
             if status == 0:
