@@ -102,8 +102,24 @@ def test_determinism_check_ignores_timings_only(tmp_path):
         "book/01.glue.json: glued values differ: value"]
 
 
+def _worker_in_this_process(*args: object) -> dict:
+    """bench.attention_bench._run without its fresh process (about 1.8 s each, seven per quick
+    run): the same worker code, called here. The process plumbing has a test of its own."""
+    from bench import attention_worker
+
+    return json.loads(json.dumps(attention_worker.main([str(a) for a in args])))
+
+
+def test_attention_worker_answers_in_a_process_of_its_own():
+    from bench.attention_bench import _run
+
+    timing = _run("matmul", 16, 2, 1)
+    assert timing["repeats"] == 2 and 0 < timing["min"] <= timing["median"] <= timing["max"]
+
+
 @pytest.mark.build
-def test_quick_run_of_every_section(tmp_path, capsys):
+def test_quick_run_of_every_section(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("bench.attention_bench._run", _worker_in_this_process)
     book = throwaway_book(tmp_path / "book", CHAPTER.format(code=str(tmp_path / "book" / "code")),
                           name="tiny")
     (book / "code").mkdir()
