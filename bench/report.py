@@ -13,6 +13,11 @@ def _s(d: dict) -> str:
     return f"{d['median']:.2f} s [{d['min']:.2f}, {d['max']:.2f}] (n={d['repeats']})"
 
 
+def threads(count: int) -> str:
+    """'1 thread', '2 threads'."""
+    return f"{count} thread" + ("" if count == 1 else "s")
+
+
 def _workers(book: dict) -> str:
     return f"{book['jobs']} chapters at a time, 1 thread each"
 
@@ -69,7 +74,7 @@ def budgets(results: dict) -> list[Budget]:
     worst = max(fast, key=lambda r: r["ratio_to_sdpa"]) if fast else None
     rows.append(Budget("package fast path / SDPA time", worst and worst["ratio_to_sdpa"], 1.1,
                        "x", f"median of paired per-round ratios, worst over T (at T={worst['T']});"
-                       f" {attention['settings']['threads']} threads" if worst else ""))
+                       f" {threads(attention['settings']['threads'])}" if worst else ""))
     explorer = results.get("explorer")
     rows.append(Budget("first translation in the page", explorer and explorer["median_ms"], 200,
                        "ms", f"median of {explorer['repeats']} page loads, headless Chromium; "
@@ -129,7 +134,7 @@ def render(results: dict) -> str:
                 for r in attention["rows"]]
         parts.append(
             f"Attention (B={s['batch']}, h={s['heads']}, d_k={s['d_k']}, float32, "
-            f"{s['threads']} threads; matmul {mm['n']}x{mm['n']}: {mm['gflops']:.1f} GFLOP/s)\n"
+            f"{threads(s['threads'])}; matmul {mm['n']}x{mm['n']}: {mm['gflops']:.1f} GFLOP/s)\n"
             + format_table(["T", "path", "median ms", "min ms", "max ms", "peak MiB", "GFLOP/s",
                             "of matmul", "/ sdpa"], rows))
     site = results.get("site")

@@ -17,7 +17,7 @@ from bench.__main__ import main, toc_pages
 from bench.attention_bench import PATHS, attention_flops
 from bench.book_bench import executed_chapters
 from bench.determinism import compare_executed
-from bench.report import budgets, render
+from bench.report import budgets, render, threads
 from bench.stats import Budget, format_table
 from bench.training_bench import speedup, time_to_target_at_least
 from transformer_course.notebook import TIMED_SUFFIX, Timing
@@ -33,6 +33,10 @@ import tiny
 print(tiny.VALUE)
 ```
 """
+
+
+def test_thread_counts_read_as_words():
+    assert (threads(1), threads(2)) == ("1 thread", "2 threads")
 
 
 def test_summary_and_budget_verdicts():

@@ -11,11 +11,12 @@
    cache (``_build/.jupyter_cache.chapters.json``). When a chapter's fingerprint changes, its
    records are removed from the jupyter-cache, so it re-executes; the other chapters keep theirs.
 2. **Execution, in parallel.** Every chapter that has no cached execution for its current cells
-   runs in jupyter-cache's own worker (``ExecutionWorkerLocalMProc``, what its ``local-parallel``
-   executor uses), one worker per core and the longest chapters first, into the same cache that
-   MyST-NB reads: MyST-NB then finds each of them there ("Using cached notebook") and executes
-   nothing. Each chapter is still one kernel, single-threaded by its own ``setup_notebook()``. A
-   chapter that raises fails the build here with its traceback (the others are still cached).
+   runs in jupyter-cache's own worker (``ExecutionWorkerTempMProc``, in a temporary folder, or
+   ``ExecutionWorkerLocalMProc``, what its ``local-parallel`` executor uses), one worker per core
+   and the longest chapters first, into the same cache that MyST-NB reads: MyST-NB then finds
+   each of them there ("Using cached notebook") and executes nothing. Each chapter is still one
+   kernel, single-threaded by its own ``setup_notebook()``. A chapter that raises fails the build
+   here with its traceback (the others are still cached).
 3. **The site.** ``jupyter-book build --all -W -n --keep-going`` into a fresh ``_build/html``, its
    output also written to ``_build/build.log``, exactly as before: every build that does anything
    reads every page, so a warning fails every build, not only the first. Only when nothing the
@@ -457,10 +458,10 @@ def serialise_caching(lock: Any) -> None:
 
     jupyter-cache's ``cache_notebook_bundle`` adds the record to its database, then writes the
     notebook, then trims the cache to its size limit by reading the records twice (those to keep,
-    then the rest). Two workers storing at once can each find the other's new record in the second
-    read only, and delete it, half-written or not ("Notebook file does not exist for cache record
-    PK"; seen once in about fifteen parallel builds). Storing takes milliseconds; executing, which
-    is what runs in parallel, is not under the lock.
+    then the rest). When another worker adds its record between those two reads, the trim finds
+    that record among "the rest" and deletes it, half-written or not ("Notebook file does not exist
+    for cache record PK"; seen once in about fifteen parallel builds). Storing takes milliseconds;
+    executing, which is what runs in parallel, is not under the lock.
     """
     from jupyter_cache.cache.main import JupyterCacheBase
 
