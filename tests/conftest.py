@@ -8,7 +8,7 @@ import sys
 # jsonschema (under nbformat and jupytext) imports rfc3987-syntax when it is installed, for "iri"
 # formats that no test checks; the import compiles 38 Lark grammars, about 2.4 s of every pytest
 # worker's start. Skipped as tools/build_book.py skips it in the build (SKIPPED_IMPORTS there).
-sys.modules.setdefault("rfc3987_syntax", None)  # type: ignore[arg-type]
+sys.modules.setdefault("rfc3987_syntax", None)
 
 import pytest  # noqa: E402
 import torch  # noqa: E402

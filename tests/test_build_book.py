@@ -251,7 +251,10 @@ def test_parallel_execution_fills_the_cache_and_an_edit_re_executes_one_chapter(
     assert "chapter a: value 1005" in pages["01_a"].read_text()
 
     config = book / "_config.yml"  # an execution setting: every chapter re-executes
-    config.write_text(config.read_text().replace("timeout: 300", "timeout: 301"))
+    settings = build_book.Settings.of(book)
+    config.write_text(config.read_text().replace(f"timeout: {settings.timeout}",
+                                                 f"timeout: {settings.timeout + 1}"))
+    assert build_book.Settings.of(book).digest() != settings.digest()
     fourth = _make_book(book, *inputs)
     assert sorted(executions.read_text().split()) == ["a", "b"], fourth[-3000:]
     assert fourth.count("_config.yml's execute settings changed") == 2

@@ -11,8 +11,10 @@ Except the chapters of ``RERUN_BY_BENCH``: the two that train models for a minut
 Re-running them here would cost more than half of ``make test``'s time budget (issue 15: 150 s
 on two cores). Their second execution is ``make bench``'s: it builds the book twice (serially and
 in parallel) and compares every output of every chapter, not only the glued ones
-(bench/determinism.py); and the training they call is checked to repeat exactly by unit tests
-(tests/test_ablations.py, tests/test_ch7_training.py, tests/test_ch7_measured.py).
+(bench/determinism.py). What of that fits here is elsewhere: chapter 6's runs repeat exactly
+(tests/test_ablations.py), a stored chapter 7 cell is remeasured (tests/test_ch7_measured.py),
+and both chapters' pipelines run in two processes with different string hashing, as two kernels
+are (tests/test_fresh_process_runs.py).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ from site_utils import (
 from transformer_course.notebook import TIMED_SUFFIX
 
 CODE_CHAPTERS = [docname for docname in toc_docnames() if has_code_cells(docname)]
-RERUN_BY_BENCH = {"book/06_training": "trains about 40 models (ablations, departures, tasks)",
+RERUN_BY_BENCH = {"book/06_training": "trains its tables of ablations and departures",
                   "book/07_translation": "trains the translation model and the French exercise's"}
 CHAPTERS = [docname for docname in CODE_CHAPTERS if docname not in RERUN_BY_BENCH]
 CELL_TIMEOUT = int(book_config().get("execute", {}).get("timeout", 300))  # as the build
