@@ -25,7 +25,7 @@ import matplotlib
 import numpy as np
 import torch
 
-from .core.checks import check_int, check_positive_int
+from .core.checks import check_int
 
 DEFAULT_SEED = 0
 DEFAULT_THREADS = 1  # fixed, so results and timings do not depend on the host's core count;
@@ -47,14 +47,14 @@ def set_threads(threads: int = DEFAULT_THREADS) -> None:
     """Use ``threads`` threads in torch and in the BLAS/OpenMP pools NumPy uses (threadpoolctl)."""
     from threadpoolctl import threadpool_limits
 
-    check_positive_int("threads", threads)
+    check_int("threads", threads)
     torch.set_num_threads(threads)
     threadpool_limits(limits=threads)
 
 
 def setup_notebook(seed: int = DEFAULT_SEED, threads: int = DEFAULT_THREADS) -> None:
     """Seed everything, fix the thread count, make torch deterministic and set plot defaults."""
-    check_positive_int("threads", threads)
+    check_int("threads", threads)
     seed_everything(seed)
     os.environ["PYTHONHASHSEED"] = str(seed)
     set_threads(threads)
@@ -175,7 +175,7 @@ class Timing:
 
 
 def _check_timing_args(repeats: int, warmup: int) -> None:
-    check_positive_int("repeats", repeats)
+    check_int("repeats", repeats)
     check_int("warmup", warmup, low=0)
 
 

@@ -13,7 +13,7 @@ so it can be read, and lifted out, on its own. Modules, in the order of the pape
 - ``loss``: label smoothing (section 5.4).
 - ``training``: one training step, the loop, held-out metrics.
 - ``decoding``: greedy decoding and beam search with a length penalty (section 6.1).
-- ``checks``: the argument checks every public function uses.
+- ``checks``: the argument checks of the functions and classes a reader calls directly.
 """
 
 from .attention import (
@@ -77,6 +77,7 @@ from .training import (
     evaluate,
     evaluate_decoding,
     make_optimizer,
+    teacher_forced_loss,
     train,
     train_step,
 )
@@ -92,6 +93,6 @@ __all__ = [
     "noam_lr", "pad_sequences", "padding_mask_from_lengths", "padding_mask_from_tokens",
     "peak_lr", "scaled_dot_product_attention", "scaled_dot_product_attention_numpy",
     "sequence_log_prob", "shift_targets", "sinusoidal_encoding", "sinusoidal_encoding_numpy",
-    "sinusoidal_frequencies", "sinusoidal_wavelengths", "smoothed_targets", "softmax", "train",
-    "train_step", "trim_batch", "wrap_sources",
+    "sinusoidal_frequencies", "sinusoidal_wavelengths", "smoothed_targets", "softmax", "teacher_forced_loss",
+    "train", "train_step", "trim_batch", "wrap_sources",
 ]

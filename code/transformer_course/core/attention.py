@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .checks import Shapes, check_fraction, check_instance, check_int, check_positive
+from .checks import Shapes, check_instance, check_int, check_number
 
 _LOW_PRECISION = (torch.float16, torch.bfloat16)
 
@@ -37,6 +37,10 @@ def softmax(x: np.ndarray, axis: int = -1) -> np.ndarray:
     Rows that are entirely ``-inf`` (nothing to attend to) come out as zeros rather than NaN.
     """
     _check_softmax_input(x, axis)
+    return _stable_softmax(x, axis)
+
+
+def _stable_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     peak = np.max(x, axis=axis, keepdims=True)
     peak = np.where(np.isfinite(peak), peak, 0.0)
     exps = np.exp(x - peak)
@@ -60,12 +64,12 @@ def _check_attention_args(q, k, v, mask, scale, kind) -> float:
     shapes.tensor("k", k, "... T_k d_k", kind=kind)
     shapes.tensor("v", v, "... T_k d_v", kind=kind)
     if not q.dtype == k.dtype == v.dtype:
-        raise TypeError(f"q, k and v must share a dtype; got {q.dtype}, {k.dtype}, {v.dtype}")
+        raise TypeError(f"k and v must have the dtype of q, {q.dtype}; got {k.dtype}, {v.dtype}")
     if mask is not None:
         shapes.mask("mask", mask, "... T_q T_k", kind=kind)
     if scale is None:
         return 1.0 / math.sqrt(q.shape[-1])
-    check_positive("scale", scale)
+    check_number("scale", scale, low=0, low_open=True)
     return float(scale)
 
 
@@ -88,24 +92,17 @@ def scaled_dot_product_attention_numpy(
     scores = (q.astype(work) @ np.swapaxes(k.astype(work), -1, -2)) * scale  # (..., T_q, T_k)
     if mask is not None:
         scores = np.where(mask, scores, -np.inf)
-    weights = softmax(scores, axis=-1).astype(q.dtype, copy=False)
+    weights = _stable_softmax(scores, axis=-1).astype(q.dtype, copy=False)
     # NaN in, NaN out: a non-finite query's row is NaN even where softmax gave zeros (all -inf)
     weights = np.where(np.isfinite(q).all(-1, keepdims=True), weights, q.dtype.type(np.nan))
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
-
-
-def _nan_rows(q: torch.Tensor) -> torch.Tensor:
-    """(..., T_q, 1): 0 where a query row is finite, NaN where it holds a NaN or an inf (as
-    0 * inf is NaN). Adding it to an output row keeps a finite row and turns a non-finite one to
-    NaN; on a CPU it costs far less than ``isfinite().all()``, and it has no branch (vmap)."""
-    return (q * 0).sum(-1, keepdim=True)
 
 
 def scaled_dot_product_attention(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None,
     *, scale: float | None = None, dropout_p: float = 0.0, need_weights: bool = True,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """Attention in PyTorch: the explicit path, or the fused one when weights are not needed.
+    """Attention in PyTorch: :func:`attention` with its arguments checked.
 
     Args:
         q: queries (..., T_q, d_k). k: keys (..., T_k, d_k). v: values (..., T_k, d_v).
@@ -118,24 +115,49 @@ def scaled_dot_product_attention(
         output (..., T_q, d_v) and weights (..., T_q, T_k) or None.
     """
     scale = _check_attention_args(q, k, v, mask, scale, torch.Tensor)
-    check_fraction("dropout_p", dropout_p)
+    check_number("dropout_p", dropout_p, 0, 1, high_open=True)
     check_instance("need_weights", need_weights, bool)
-    if not need_weights:
-        out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask,
-                                             dropout_p=dropout_p, scale=scale)
-        # PyTorch's CPU kernel gives zeros for a NaN query; keep it NaN.
-        return out + _nan_rows(q), None
-    work = torch.float32 if q.dtype in _LOW_PRECISION else q.dtype
-    scores = q.to(work) @ k.to(work).transpose(-2, -1) * scale  # (..., T_q, T_k)
+    return attention(q, k, v, mask, scale, dropout_p, need_weights)
+
+
+def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None,
+              scale: float, dropout_p: float = 0.0, need_weights: bool = True,
+              ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The five steps of attention, for callers that have checked the arguments (shapes and
+    arguments as in :func:`scaled_dot_product_attention`, ``scale`` given)."""
+    if not need_weights:  # PyTorch's fused kernel: the same output, no weights formed
+        return _fused_attention(q, k, v, mask, scale, dropout_p), None
+    work = torch.float32 if q.dtype in _LOW_PRECISION else q.dtype  # half: scores in float32
+    scores = q.to(work) @ k.to(work).transpose(-2, -1) * scale  # 1, 2: (..., T_q, T_k)
     if mask is not None:
-        # A query with nothing to attend to gets zero weights (a NaN one stays
-        # NaN): 0 in its row, not -inf, keeps softmax and its gradient finite.
-        empty = ~mask.any(dim=-1, keepdim=True) & (_nan_rows(q) == 0)
-        scores = scores.masked_fill(~mask, -math.inf).masked_fill(empty, 0.0)
-    weights = torch.softmax(scores, dim=-1)
-    if mask is not None:
-        weights = weights.masked_fill(empty, 0.0)
-    weights = weights.to(q.dtype)
+        scores = scores.masked_fill(~mask, -math.inf)  # 3: blocked keys get -inf
+    weights = _softmax_over_keys(scores, mask, q).to(q.dtype)  # 4: (..., T_q, T_k)
     if dropout_p:
         weights = F.dropout(weights, p=dropout_p)
-    return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
+    return weights @ v, weights  # 5: (..., T_q, d_v), (..., T_q, T_k)
+
+
+def _nan_rows(q: torch.Tensor) -> torch.Tensor:
+    """(..., T_q, 1): 0 where a query row is finite, NaN where it holds a NaN or an inf (as
+    0 * inf is NaN). Adding it to an output row keeps a finite row and turns a non-finite one to
+    NaN; on a CPU it costs far less than ``isfinite().all()``, and it has no branch (vmap)."""
+    return (q * 0).sum(-1, keepdim=True)
+
+
+def _softmax_over_keys(scores: torch.Tensor, mask: torch.Tensor | None, q: torch.Tensor,
+                       ) -> torch.Tensor:
+    """Softmax over the last dimension, with the policy for a query that may attend to nothing:
+    zero weights (and so a zero output), not NaN, as ``F.scaled_dot_product_attention`` gives;
+    a NaN query's row stays NaN. Its scores become 0, not -inf, so the gradient stays finite."""
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    empty = ~mask.any(dim=-1, keepdim=True) & (_nan_rows(q) == 0)  # (..., T_q, 1)
+    return torch.softmax(scores.masked_fill(empty, 0.0), dim=-1).masked_fill(empty, 0.0)
+
+
+def _fused_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                     mask: torch.Tensor | None, scale: float, dropout_p: float) -> torch.Tensor:
+    """``F.scaled_dot_product_attention``; its CPU kernel gives zeros for a NaN query, kept NaN."""
+    out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
+                                         scale=scale)
+    return out + _nan_rows(q)

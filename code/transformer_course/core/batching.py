@@ -23,8 +23,8 @@ PAD_ID, BOS_ID, EOS_ID = 0, 1, 2  # the special ids every batch uses unless told
 
 @dataclass(frozen=True)
 class Batch:
-    """One padded batch with everything a teacher-forced training step needs; checks its
-    fields' types and shapes on creation.
+    """One padded batch with everything a teacher-forced training step needs (built by
+    :func:`make_batch`).
 
     Attributes:
         src: (B, S) source ids, padded. src_mask: (B, 1, S), True at real source tokens.
@@ -41,15 +41,6 @@ class Batch:
     tgt_mask: torch.Tensor
     pad_id: int = PAD_ID
 
-    def __post_init__(self) -> None:
-        shapes = Shapes()
-        shapes.tensor("src", self.src, "B S", dtype="int")
-        shapes.mask("src_mask", self.src_mask, "B S S", example="(B, 1, S) for padding")
-        shapes.tensor("tgt_in", self.tgt_in, "B T", dtype="int")
-        shapes.tensor("tgt_out", self.tgt_out, "B T", dtype="int")
-        shapes.mask("tgt_mask", self.tgt_mask, "B T T", example="(B, T, T) or (1, T, T)")
-        check_int("pad_id", self.pad_id, low=0)
-
     def __len__(self) -> int:
         return int(self.src.shape[0])
 
@@ -57,6 +48,9 @@ class Batch:
     def num_tokens(self) -> int:
         """Number of real (non-padding) labels: the tokens the loss averages over."""
         return int((self.tgt_out != self.pad_id).sum())
+
+
+Sequences = torch.Tensor | Sequence[torch.Tensor]
 
 
 def pad_sequences(sequences: Sequence[torch.Tensor], pad_id: int = PAD_ID,
@@ -67,34 +61,28 @@ def pad_sequences(sequences: Sequence[torch.Tensor], pad_id: int = PAD_ID,
         sequences: B tensors of shape (n_i,), n_i >= 1. pad_id: the fill value.
         length: L; defaults to the longest sequence, and must be at least that.
     """
-    out = _pad("sequences", sequences, pad_id, length)
-    check_token_ids("sequences", out, None, "B L")
-    return out
+    return _padded("sequences", sequences, pad_id, Shapes(), "B L", length)
 
 
-def _pad(name: str, sequences: Sequence[torch.Tensor], pad_id: int, length: int | None,
-         ) -> torch.Tensor:
-    """:func:`pad_sequences`, its errors naming the argument ``name``."""
-    check_instance(name, sequences, (list, tuple), "list of 1-D integer tensors")
-    if not sequences:
-        raise ValueError(f"{name} must hold at least one sequence; got an empty list")
+def _padded(name: str, sequences: Sequences, pad_id: int, shapes: Shapes, spec: str,
+            length: int | None = None) -> torch.Tensor:
+    """``sequences`` as a checked (B, L) long tensor of ids: padded here unless it is one."""
     check_int("pad_id", pad_id, low=0)
-    for i, s in enumerate(sequences):
-        Shapes().tensor(f"{name}[{i}]", s, "n_i", dtype="int")
-    longest = max(len(s) for s in sequences)
-    if length is not None:
-        check_int("length", length, low=longest)
-    out = torch.full((len(sequences), length or longest), pad_id, dtype=torch.long)
-    for i, s in enumerate(sequences):
-        out[i, : len(s)] = s
-    return out
-
-
-def _as_padded(name: str, x: torch.Tensor | Sequence[torch.Tensor], pad_id: int, shapes: Shapes,
-               spec: str) -> torch.Tensor:
-    padded = x if isinstance(x, torch.Tensor) else _pad(name, x, pad_id, None)
-    check_token_ids(name, padded, None, spec, shapes)
-    return padded.long()
+    if not isinstance(sequences, torch.Tensor):
+        check_instance(name, sequences, (list, tuple))
+        if not sequences:
+            raise ValueError(f"{name} must hold at least one sequence; got an empty list")
+        for i, s in enumerate(sequences):
+            check_token_ids(f"{name}[{i}]", s, None, "n_i")
+        longest = max(len(s) for s in sequences)
+        if length is not None:
+            check_int("length", length, low=longest)
+        padded = torch.full((len(sequences), length or longest), pad_id, dtype=torch.long)
+        for i, s in enumerate(sequences):
+            padded[i, : len(s)] = s
+        sequences = padded
+    check_token_ids(name, sequences, None, spec, shapes)
+    return sequences.long()
 
 
 def shift_targets(tgt: torch.Tensor, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
@@ -108,29 +96,32 @@ def shift_targets(tgt: torch.Tensor, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
         tgt_in (B, L + 1) = bos, y_1 .. y_n, padding and tgt_out (B, L + 1) = y_1 .. y_n, eos,
         padding.
     """
-    return _shift("tgt", tgt, pad_id, bos_id, eos_id)
+    return _shift(_checked_rows("tgt", tgt, pad_id, bos_id, eos_id), pad_id, bos_id, eos_id)
 
 
-def _shift(name: str, tgt: torch.Tensor, pad_id: int, bos_id: int, eos_id: int,
-           ) -> tuple[torch.Tensor, torch.Tensor]:
-    """:func:`shift_targets`, its errors naming the argument ``name``."""
-    Shapes().tensor(name, tgt, "B L", dtype="int")
+def _checked_rows(name: str, tgt: torch.Tensor, pad_id: int, bos_id: int, eos_id: int,
+                  ) -> torch.Tensor:
+    """``tgt`` checked: (B, L) ids, each row's tokens first and padding only after them."""
+    check_token_ids(name, tgt, None, "B L")
     check_ids(pad_id=pad_id, bos_id=bos_id, eos_id=eos_id)
     real = tgt != pad_id  # (B, L)
-    lengths = real.sum(dim=1)  # (B,)
-    misplaced = real != (torch.arange(tgt.shape[1], device=tgt.device) < lengths[:, None])
+    positions = torch.arange(tgt.shape[1], device=tgt.device)
+    misplaced = real != (positions < real.sum(dim=1, keepdim=True))
     if bool(misplaced.any()):
         row = int(misplaced.any(dim=1).nonzero()[0])
         raise ValueError(f"{name} must hold each row's tokens first and padding only after them; "
                          f"got row {row} = {tgt[row].tolist()}")
+    return tgt.long()
+
+
+def _shift(tgt: torch.Tensor, pad_id: int, bos_id: int, eos_id: int,
+           ) -> tuple[torch.Tensor, torch.Tensor]:
+    lengths = (tgt != pad_id).sum(dim=1)  # (B,)
     bos = torch.full((tgt.shape[0], 1), bos_id, dtype=torch.long)
     pad = torch.full((tgt.shape[0], 1), pad_id, dtype=torch.long)
-    tgt_in = torch.cat([bos, tgt.long()], dim=1)  # (B, L + 1)
-    tgt_out = torch.cat([tgt.long(), pad], dim=1).scatter(1, lengths[:, None], eos_id)
+    tgt_in = torch.cat([bos, tgt], dim=1)  # (B, L + 1)
+    tgt_out = torch.cat([tgt, pad], dim=1).scatter(1, lengths[:, None], eos_id)
     return tgt_in, tgt_out  # eos right after each row's last token
-
-
-Sequences = torch.Tensor | Sequence[torch.Tensor]
 
 
 def wrap_sources(src: torch.Tensor, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
@@ -140,8 +131,11 @@ def wrap_sources(src: torch.Tensor, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
     The encoder then sees both ends of a sequence as tokens at fixed places (BOS at 0, EOS right
     after the last symbol), not only through the padding mask.
     """
-    Shapes().tensor("src", src, "B S", dtype="int")
-    tgt_in, _ = _shift("src", src, pad_id, bos_id, eos_id)  # bos, x_1 .. x_n, padding
+    return _wrap(_checked_rows("src", src, pad_id, bos_id, eos_id), pad_id, bos_id, eos_id)
+
+
+def _wrap(src: torch.Tensor, pad_id: int, bos_id: int, eos_id: int) -> torch.Tensor:
+    tgt_in, _ = _shift(src, pad_id, bos_id, eos_id)  # bos, x_1 .. x_n, padding
     lengths = (src != pad_id).sum(dim=1)  # (B,)
     pad = torch.full((src.shape[0], 1), pad_id, dtype=torch.long)
     return torch.cat([tgt_in, pad], dim=1).scatter(1, lengths[:, None] + 1, eos_id)  # (B, S + 2)
@@ -156,14 +150,13 @@ def make_batch(src: Sequences, tgt: Sequences, *, pad_id: int = PAD_ID, bos_id: 
         tgt: (B, L) padded ids without bos/eos, or B 1-D tensors.
         wrap_source: put each source between bos and eos (see :func:`wrap_sources`).
     """
-    check_int("pad_id", pad_id, low=0)
     shapes = Shapes()  # src and tgt must hold the same number of sequences B
-    src = _as_padded("src", src, pad_id, shapes, "B S")
-    tgt = _as_padded("tgt", tgt, pad_id, shapes, "B L")
+    src = _checked_rows("src", _padded("src", src, pad_id, shapes, "B S"), pad_id, bos_id, eos_id)
+    tgt = _checked_rows("tgt", _padded("tgt", tgt, pad_id, shapes, "B L"), pad_id, bos_id, eos_id)
     check_instance("wrap_source", wrap_source, bool)
     if wrap_source:
-        src = wrap_sources(src, pad_id, bos_id, eos_id)  # (B, S + 2)
-    tgt_in, tgt_out = shift_targets(tgt, pad_id, bos_id, eos_id)
+        src = _wrap(src, pad_id, bos_id, eos_id)  # (B, S + 2)
+    tgt_in, tgt_out = _shift(tgt, pad_id, bos_id, eos_id)
     return Batch(src=src, src_mask=padding_mask_from_tokens(src, pad_id), tgt_in=tgt_in,
                  tgt_out=tgt_out, tgt_mask=decoder_self_attention_mask(tgt_in, pad_id),
                  pad_id=pad_id)

@@ -18,7 +18,8 @@ finished hypotheses by log p(y) / lp(n), with lp(n) = ((5 + n) / 6) ** alpha, n 
 generated tokens (EOS included): the length penalty of Wu et al. (2016) that the paper used with
 alpha = 0.6 (section 6.1). The default here is alpha = 0: no length normalisation, so beam search
 looks for the single most probable sequence. Neither decoder caches keys and values: each step
-re-runs the decoder over the whole prefix (simple; O(L^2) decoder work).
+re-runs the decoder over the whole prefix, so a sequence of L tokens costs O(L^2) token
+positions of decoder work and O(L^3 d) in self-attention.
 """
 
 from __future__ import annotations
@@ -47,9 +48,6 @@ def model_step_function(model: Any, src: torch.Tensor,
         model: an object with ``encode``, ``decode`` and ``project`` (a ``Transformer``).
         src: (B, S) source ids. src_mask: (B, 1, S) bool, True at real tokens; None: no mask.
     """
-    if not _is_model(model):
-        raise TypeError(f"model must have encode, decode and project methods; "
-                        f"got {type(model).__name__}")
     memory = model.encode(src, src_mask)  # (B, S, d_model)
 
     def step(prefix: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
@@ -92,14 +90,12 @@ def _next_log_probs(step: StepFunction, prefix: torch.Tensor, source_index: torc
                     pad_id: int) -> torch.Tensor:
     """The step's (N, V) log-probabilities, checked, with padding made impossible to choose."""
     log_probs = step(prefix, source_index)
-    name = "model: the step function's output"
-    V = Shapes(N=prefix.shape[0]).tensor(name, log_probs, "N V")["V"]
-    if V <= pad_id:
-        raise ValueError(f"{name} must have V > pad_id={pad_id} columns; "
-                         f"got shape {tuple(log_probs.shape)}")
-    if bool(log_probs.isnan().any()):  # argmax and topk would pick NaN as the best token
-        raise ValueError(f"{name} must not be NaN; got NaN in rows "
-                         f"{log_probs.isnan().any(dim=1).nonzero()[:, 0].tolist()}")
+    name = "model (the step function's output)"
+    Shapes(N=prefix.shape[0]).tensor(name, log_probs, "N V")
+    if log_probs.shape[1] <= pad_id or bool(log_probs.isnan().any()):  # NaN would win argmax
+        raise ValueError(f"{name} must have more than pad_id={pad_id} columns and no NaN; "
+                         f"got shape {tuple(log_probs.shape)}, "
+                         f"{int(log_probs.isnan().sum())} NaN")
     return log_probs.index_fill(1, torch.tensor([pad_id], device=log_probs.device),
                                 float("-inf"))
 
@@ -140,9 +136,6 @@ def length_penalty(n: int | torch.Tensor, alpha: float) -> float | torch.Tensor:
     Args:
         n: generated tokens (an int >= 0, or a tensor of them). alpha: the exponent, >= 0.
     """
-    if not isinstance(n, torch.Tensor):
-        check_int("n", n, low=0)
-    check_number("alpha", alpha, low=0)
     return ((5 + n) / 6) ** alpha
 
 

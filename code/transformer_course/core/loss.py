@@ -15,7 +15,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .checks import Shapes, check_fraction, check_int, check_labels, check_token_ids
+from .checks import Shapes, check_int, check_number, check_token_ids
 
 
 def smoothed_targets(labels: torch.Tensor, vocab_size: int, epsilon: float) -> torch.Tensor:
@@ -28,7 +28,7 @@ def smoothed_targets(labels: torch.Tensor, vocab_size: int, epsilon: float) -> t
         (N, V) rows that sum to 1.
     """
     check_token_ids("labels", labels, vocab_size, "N")
-    check_fraction("epsilon", epsilon)
+    check_number("epsilon", epsilon, 0, 1, high_open=True)
     one_hot = F.one_hot(labels.long(), vocab_size).float()  # (N, V)
     return (1 - epsilon) * one_hot + epsilon / vocab_size
 
@@ -44,9 +44,15 @@ def label_smoothed_loss(logits: torch.Tensor, labels: torch.Tensor, epsilon: flo
         epsilon: smoothing eps in [0, 1); 0 gives plain cross-entropy.
     """
     shapes = Shapes()
-    check_labels("labels", labels, shapes.tensor("logits", logits, "B T V")["V"], pad_id, shapes)
-    check_fraction("epsilon", epsilon)
-    V = logits.shape[-1]
+    V = shapes.tensor("logits", logits, "B T V")["V"]
+    shapes.tensor("labels", labels, "B T", dtype="int")
+    check_int("pad_id", pad_id, low=0)
+    real = labels[labels != pad_id]  # a mean over no labels would be NaN
+    if real.numel() == 0:
+        raise ValueError(f"labels must hold at least one id other than pad_id={pad_id}; "
+                         f"got only padding")
+    check_token_ids("labels", real, V, "N")
+    check_number("epsilon", epsilon, 0, 1, high_open=True)
     return F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1).long(),
                            ignore_index=pad_id, label_smoothing=epsilon)
 
@@ -54,7 +60,7 @@ def label_smoothed_loss(logits: torch.Tensor, labels: torch.Tensor, epsilon: flo
 def loss_floor(vocab_size: int, epsilon: float) -> float:
     """The smallest possible label-smoothed loss: the entropy of the target distribution q."""
     check_int("vocab_size", vocab_size)
-    check_fraction("epsilon", epsilon)
+    check_number("epsilon", epsilon, 0, 1, high_open=True)
     high = 1 - epsilon + epsilon / vocab_size
     low = epsilon / vocab_size
     return -(high * math.log(high) + ((vocab_size - 1) * low * math.log(low) if low else 0.0))

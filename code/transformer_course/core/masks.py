@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import torch
 
-from .checks import Shapes, check_device, check_int, check_positive_int
+from .checks import Shapes, check_instance, check_int
 
 
 def causal_mask(T: int, device: torch.device | str | None = None) -> torch.Tensor:
     """(T, T) lower-triangular mask: position t may attend to positions 0..t."""
-    check_positive_int("T", T)
-    check_device("device", device)
+    check_int("T", T)
+    check_instance("device", device, (torch.device, str, type(None)))
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()
 
 
@@ -26,7 +26,7 @@ def padding_mask_from_lengths(lengths: torch.Tensor, T: int) -> torch.Tensor:
         lengths: (B,) integer lengths, each in 0..T. T: the padded key length.
     """
     Shapes().tensor("lengths", lengths, "B", dtype="int")
-    check_positive_int("T", T)
+    check_int("T", T)
     if lengths.min() < 0 or lengths.max() > T:
         raise ValueError(f"lengths must lie in [0, T={T}]; got {lengths.tolist()}")
     positions = torch.arange(T, device=lengths.device)

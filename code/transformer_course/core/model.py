@@ -11,7 +11,7 @@ sum of embeddings and positions, and on every sub-layer output before the residu
 agree exactly only with dropout off, e.g. in ``eval()``.)
 
 Arguments are checked where they enter: :class:`TransformerConfig` checks the sizes, and
-``encode``/``decode``/``forward`` check tokens and masks; the layers inside trust their caller.
+``encode``/``decode`` check tokens and masks; the layers inside trust their caller.
 """
 
 from __future__ import annotations
@@ -23,14 +23,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from .checks import (
-    Shapes,
-    check_fraction,
-    check_instance,
-    check_int,
-    check_number,
-    check_token_ids,
-)
+from .checks import Shapes, check_choice, check_instance, check_int, check_number, check_token_ids
 from .masks import causal_mask
 from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
@@ -65,19 +58,16 @@ class TransformerConfig:
                      "num_encoder_layers", "num_decoder_layers", "d_ff", "max_len"):
             check_int(name, getattr(self, name))
         if self.d_model % self.num_heads:
-            raise ValueError(f"d_model must be divisible by num_heads; got d_model="
-                             f"{self.d_model}, num_heads={self.num_heads}")
+            raise ValueError(f"num_heads must divide d_model={self.d_model}; "
+                             f"got {self.num_heads}")
         for name in ("norm_first", "share_embeddings", "scaled_attention"):
             check_instance(name, getattr(self, name), bool)
-        check_instance("final_norm", self.final_norm, (bool, type(None)), "bool or None")
-        if self.positional not in POSITIONAL_KINDS:
-            raise ValueError(f"positional must be one of {POSITIONAL_KINDS}; "
-                             f"got {self.positional!r}")
-        check_fraction("dropout", self.dropout)
+        check_instance("final_norm", self.final_norm, (bool, type(None)))
+        check_choice("positional", self.positional, POSITIONAL_KINDS)
+        check_number("dropout", self.dropout, 0, 1, high_open=True)
         check_int("pad_id", self.pad_id, low=0,
                   high=min(self.src_vocab_size, self.tgt_vocab_size) - 1)
-        check_number("layer_norm_eps", self.layer_norm_eps, low=0, high=1, low_open=True,
-                     high_open=True)
+        check_number("layer_norm_eps", self.layer_norm_eps, 0, 1, low_open=True, high_open=True)
 
     @property
     def d_k(self) -> int:
@@ -95,8 +85,6 @@ class PositionwiseFeedForward(nn.Module):
 
     def __init__(self, d_model: int, d_ff: int) -> None:
         super().__init__()
-        check_int("d_model", d_model)
-        check_int("d_ff", d_ff)
         self.linear1 = nn.Linear(d_model, d_ff)
         self.activation = nn.ReLU()
         self.linear2 = nn.Linear(d_ff, d_model)
@@ -117,12 +105,6 @@ class Embeddings(nn.Module):
     def __init__(self, vocab_size: int, d_model: int, max_len: int,
                  positional: str = "sinusoidal", dropout: float = 0.0) -> None:
         super().__init__()
-        for name, value in (("vocab_size", vocab_size), ("d_model", d_model),
-                            ("max_len", max_len)):
-            check_int(name, value)
-        if positional not in POSITIONAL_KINDS:
-            raise ValueError(f"positional must be one of {POSITIONAL_KINDS}; got {positional!r}")
-        check_fraction("dropout", dropout)
         self.vocab_size, self.max_len = vocab_size, max_len
         self.token = nn.Embedding(vocab_size, d_model)
         self.scale = math.sqrt(d_model)
@@ -134,13 +116,12 @@ class Embeddings(nn.Module):
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """tokens: (B, T) ids in [0, vocab_size), T <= max_len -> (B, T, d)."""
-        check_token_ids("tokens", tokens, self.vocab_size,
-                        max_len=self.max_len)
         return self.dropout(self.positional(self.token(tokens) * self.scale))
 
 
 class Residual(nn.Module):
-    """One sub-layer with its residual connection, LayerNorm and dropout (section 5.4).
+    """One sub-layer with its residual connection and LayerNorm (section 3.1) and the dropout
+    on its output (section 5.4).
 
     Args:
         norm_first: False: LayerNorm(x + Dropout(sublayer(x))), as in the paper;
@@ -149,10 +130,6 @@ class Residual(nn.Module):
 
     def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float) -> None:
         super().__init__()
-        check_int("d_model", d_model)
-        check_fraction("dropout", dropout)
-        check_instance("norm_first", norm_first, bool)
-        check_number("eps", eps, low=0, high=1, low_open=True, high_open=True)
         self.norm = nn.LayerNorm(d_model, eps=eps)
         self.dropout = nn.Dropout(dropout)
         self.norm_first = norm_first
@@ -274,9 +251,9 @@ class Transformer(nn.Module):
             memory (B, S, d_model).
         """
         shapes = Shapes()
-        check_token_ids("src", src, self.config.src_vocab_size, "B S", shapes,
-                        max_len=self.config.max_len)
-        _check_mask("src_mask", src_mask, "B S S", shapes, "(B, 1, S) for padding")
+        check_token_ids("src", src, self.config.src_vocab_size, "B S", shapes, self.config.max_len)
+        if src_mask is not None:
+            shapes.mask("src_mask", src_mask, "B S S")
         x = self.src_embed(src)  # (B, S, d_model)
         for layer in self.encoder:
             x = layer(x, src_mask)
@@ -296,12 +273,12 @@ class Transformer(nn.Module):
         Returns:
             hidden states (B, T, d_model).
         """
-        shapes = Shapes(d_model=self.config.d_model)
-        check_token_ids("tgt", tgt, self.config.tgt_vocab_size, "B T", shapes,
-                        max_len=self.config.max_len)
+        shapes = Shapes(d_model=self.config.d_model)  # memory first: its B is src's
         shapes.tensor("memory", memory, "B S d_model", dtype=self.output_projection.weight.dtype)
-        _check_mask("src_mask", src_mask, "B T S", shapes, "(B, 1, S) for padding")
-        _check_mask("tgt_mask", tgt_mask, "B T T", shapes, "(1, T, T) causal, or (B, T, T)")
+        check_token_ids("tgt", tgt, self.config.tgt_vocab_size, "B T", shapes, self.config.max_len)
+        for name, mask, spec in (("src_mask", src_mask, "B T S"), ("tgt_mask", tgt_mask, "B T T")):
+            if mask is not None:
+                shapes.mask(name, mask, spec)
         if tgt_mask is None:
             tgt_mask = causal_mask(tgt.shape[1], device=tgt.device)[None]  # (1, T, T)
         y = self.tgt_embed(tgt)  # (B, T, d_model)
@@ -311,8 +288,6 @@ class Transformer(nn.Module):
 
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
         """hidden (B, T, d_model) -> logits (B, T, tgt_vocab_size) (no softmax)."""
-        Shapes(d_model=self.config.d_model).tensor("hidden", hidden, "B T d_model",
-                                                   dtype=self.output_projection.weight.dtype)
         return self.output_projection(hidden)
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor, src_mask: torch.Tensor | None = None,
@@ -324,9 +299,6 @@ class Transformer(nn.Module):
             src_mask: (B, 1, S) padding mask, used by the encoder and by cross-attention.
             tgt_mask: (1, T, T) or (B, T, T); None: causal.
         """
-        shapes = Shapes()  # src and tgt must hold the same number of sequences
-        shapes.tensor("src", src, "B S", dtype="int")
-        shapes.tensor("tgt", tgt, "B T", dtype="int")
         memory = self.encode(src, src_mask)
         return self.project(self.decode(tgt, memory, src_mask, tgt_mask))
 
@@ -370,14 +342,8 @@ def _record_weights(module: MultiHeadAttention, into: list[torch.Tensor],
             module.register_forward_hook(keep, with_kwargs=True)]
 
 
-def _check_mask(name: str, mask: torch.Tensor | None, spec: str, shapes: Shapes,
-                example: str) -> None:
-    if mask is not None:
-        shapes.mask(name, mask, spec, example=example)
-
-
 def count_parameters(model: nn.Module) -> int:
     """Number of unique trainable parameters (a tied matrix counts once)."""
-    check_instance("model", model, nn.Module, "torch.nn.Module")
+    check_instance("model", model, nn.Module)
     unique = {id(p): p for p in model.parameters() if p.requires_grad}
     return sum(p.numel() for p in unique.values())

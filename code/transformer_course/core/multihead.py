@@ -14,10 +14,8 @@ import math
 import torch
 from torch import nn
 
-from .attention import scaled_dot_product_attention
-from .checks import Shapes, check_fraction, check_instance, check_positive_int
-
-MASK_EXAMPLES = "(B, 1, T_k) for padding, (1, T_q, T_k) for a causal mask"
+from .attention import attention
+from .checks import Shapes, check_instance, check_int, check_number
 
 
 class MultiHeadAttention(nn.Module):
@@ -33,12 +31,11 @@ class MultiHeadAttention(nn.Module):
     def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  scaled: bool = True) -> None:
         super().__init__()
-        check_positive_int("d_model", d_model)
-        check_positive_int("num_heads", num_heads)
+        check_int("d_model", d_model)
+        check_int("num_heads", num_heads)
         if d_model % num_heads:
-            raise ValueError(f"d_model must be divisible by num_heads; got d_model={d_model}, "
-                             f"num_heads={num_heads}")
-        check_fraction("dropout", dropout)
+            raise ValueError(f"num_heads must divide d_model={d_model}; got {num_heads}")
+        check_number("dropout", dropout, 0, 1, high_open=True)
         check_instance("bias", bias, bool)
         check_instance("scaled", scaled, bool)
         self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
@@ -54,6 +51,15 @@ class MultiHeadAttention(nn.Module):
         B, T, _ = x.shape
         return x.view(B, T, self.num_heads, self.d_k).transpose(1, 2)  # (B, h, T, d_k)
 
+    def _check_inputs(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
+                      mask: torch.Tensor | None) -> None:
+        shapes, dtype = Shapes(d_model=self.d_model), self.w_q.weight.dtype
+        shapes.tensor("query", query, "B T_q d_model", dtype=dtype)
+        shapes.tensor("key", key, "B T_k d_model", dtype=dtype)
+        shapes.tensor("value", value, "B T_k d_model", dtype=dtype)
+        if mask is not None:
+            shapes.mask("mask", mask, "B T_q T_k")
+
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 mask: torch.Tensor | None = None, need_weights: bool = False,
                 ) -> tuple[torch.Tensor, torch.Tensor | None]:
@@ -61,26 +67,22 @@ class MultiHeadAttention(nn.Module):
 
         Args:
             query: (B, T_q, d_model). key, value: (B, T_k, d_model).
-            mask: boolean (B, T_q, T_k), each size 1 or full; True = may attend.
+            mask: boolean (B, T_q, T_k), each size 1 or full, e.g. (B, 1, T_k) for padding or
+                (1, T_q, T_k) causal; True = may attend.
             need_weights: also return the per-head weights (B, h, T_q, T_k).
 
         Returns:
             output (B, T_q, d_model) and the per-head weights or None.
         """
-        shapes, dtype = Shapes(d_model=self.d_model), self.w_q.weight.dtype
-        shapes.tensor("query", query, "B T_q d_model", dtype=dtype)
-        shapes.tensor("key", key, "B T_k d_model", dtype=dtype)
-        shapes.tensor("value", value, "B T_k d_model", dtype=dtype)
-        if mask is not None:
-            shapes.mask("mask", mask, "B T_q T_k", example=MASK_EXAMPLES)
-            mask = mask[:, None]  # (B, 1, T_q, T_k): one mask for every head
+        self._check_inputs(query, key, value, mask)
         B, T_q, _ = query.shape
         q = self._split(self.w_q(query))  # (B, h, T_q, d_k)
         k = self._split(self.w_k(key))  # (B, h, T_k, d_k)
         v = self._split(self.w_v(value))  # (B, h, T_k, d_k)
         dropout = self.dropout if self.training else 0.0
-        heads, weights = scaled_dot_product_attention(
-            q, k, v, mask, scale=self.scale, dropout_p=dropout,
-            need_weights=need_weights)  # heads: (B, h, T_q, d_k)
+        if mask is not None:
+            mask = mask[:, None]  # (B, 1, T_q, T_k): one mask for every head
+        heads, weights = attention(q, k, v, mask, self.scale, dropout,
+                                   need_weights)  # heads: (B, h, T_q, d_k)
         concat = heads.transpose(1, 2).reshape(B, T_q, -1)  # (B, T_q, d_model)
         return self.w_o(concat), weights

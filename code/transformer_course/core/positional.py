@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .checks import Shapes, check_number, check_positive_int
+from .checks import Shapes, check_int, check_number
 
 BASE = 10000.0
 
@@ -29,8 +29,8 @@ def sinusoidal_frequencies(d_model: int, base: float = BASE) -> np.ndarray:
     Returns:
         (ceil(d_model / 2),) float64, decreasing from 1 towards 1 / base.
     """
-    check_positive_int("d_model", d_model)
-    check_number("base", base, low=1, low_open=True, words="a finite number greater than 1")
+    check_int("d_model", d_model)
+    check_number("base", base, low=1, low_open=True)
     pair_index = np.arange(0, d_model, 2, dtype=np.float64)  # 2i for i = 0 .. ceil(d/2) - 1
     return 1.0 / float(base) ** (pair_index / d_model)
 
@@ -54,9 +54,9 @@ def sinusoidal_encoding_numpy(num_positions: int, d_model: int, base: float = BA
         num_positions: P, encodes positions 0 .. P - 1. d_model: model width (odd allowed).
         base: the constant of the formula (10000 in the paper); must exceed 1.
     """
-    check_positive_int("num_positions", num_positions)
-    check_positive_int("d_model", d_model)
-    check_number("base", base, low=1, low_open=True, words="a finite number greater than 1")
+    check_int("num_positions", num_positions)
+    check_int("d_model", d_model)
+    check_number("base", base, low=1, low_open=True)
     positions = np.arange(num_positions, dtype=np.float64)[:, None]  # (P, 1)
     pair_index = np.arange(0, d_model, 2, dtype=np.float64)  # 2i for i = 0 .. ceil(d/2) - 1
     angles = positions / float(base) ** (pair_index / d_model)  # (P, ceil(d/2))
@@ -92,7 +92,7 @@ class SinusoidalPositionalEncoding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int = 5000) -> None:
         super().__init__()
-        check_positive_int("max_len", max_len)
+        check_int("max_len", max_len)
         self.d_model, self.max_len = d_model, max_len
         table = sinusoidal_encoding(max_len, d_model, dtype=torch.float64)  # checks d_model
         self.register_buffer("encoding", table, persistent=False)
@@ -113,8 +113,8 @@ class LearnedPositionalEmbedding(nn.Module):
 
     def __init__(self, d_model: int, max_len: int) -> None:
         super().__init__()
-        check_positive_int("d_model", d_model)
-        check_positive_int("max_len", max_len)
+        check_int("d_model", d_model)
+        check_int("max_len", max_len)
         self.d_model, self.max_len = d_model, max_len
         self.embedding = nn.Embedding(max_len, d_model)
         nn.init.normal_(self.embedding.weight, std=0.02)
@@ -129,6 +129,6 @@ def _check_positions_input(x: torch.Tensor, d_model: int, max_len: int) -> int:
     """Check x (B, T, d_model) with T <= max_len; return T."""
     T = Shapes(d_model=d_model).tensor("x", x, "B T d_model")["T"]
     if T > max_len:
-        raise ValueError(f"x has T={T} positions, more than max_len={max_len}; "
+        raise ValueError(f"x must have at most max_len={max_len} positions; "
                          f"got shape {tuple(x.shape)}")
     return T

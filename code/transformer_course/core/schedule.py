@@ -7,7 +7,7 @@ It rises linearly for ``warmup`` steps, peaks at step = warmup, then decays as s
 
 from __future__ import annotations
 
-from .checks import check_positive, check_positive_ints
+from .checks import check_int, check_number
 
 
 def noam_lr(step: int, d_model: int, warmup: int, scale: float = 1.0) -> float:
@@ -17,8 +17,9 @@ def noam_lr(step: int, d_model: int, warmup: int, scale: float = 1.0) -> float:
         step: optimiser step, from 1. d_model: model width. warmup: warm-up steps.
         scale: factor on the whole schedule.
     """
-    check_positive_ints(d_model=d_model, warmup=warmup, step=step)  # peak_lr passes warmup as step
-    check_positive("scale", scale)
+    for name, value in (("step", step), ("d_model", d_model), ("warmup", warmup)):
+        check_int(name, value)
+    check_number("scale", scale, low=0, low_open=True)
     return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)
 
 

@@ -1,110 +1,118 @@
-"""Training: Adam with the paper's schedule on a label-smoothed loss, and held-out metrics.
+"""Training: Adam with a warm-up schedule on a label-smoothed loss, and held-out metrics.
 
 :func:`train_step` is one update (section 5: Adam, the schedule of ``schedule``, the loss of
-``loss``); :func:`train` repeats it over a stream of batches, checking a held-out batch as it goes.
+``loss``); :func:`train` repeats it over a stream of batches, checking held-out data as it goes.
+Every model in the course trains through these two: the Transformer with the defaults, the
+chapters' small models with a loss function of their own (``loss_fn``).
 """
 
 from __future__ import annotations
 
+import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 from torch import nn
 
 from .batching import BOS_ID, EOS_ID, Batch
-from .checks import (
-    Shapes,
-    check_fraction,
-    check_instance,
-    check_int,
-    check_number,
-    check_positive,
-    check_positive_ints,
-)
+from .checks import Shapes, check_choice, check_instance, check_int, check_number
 from .decoding import beam_search, greedy_decode
 from .loss import label_smoothed_loss
 from .schedule import noam_lr
 
+DECAYS = ("inverse_sqrt", "linear", "cosine", "constant")
+
 
 @dataclass(frozen=True)
 class TrainConfig:
-    """How to train: optimiser, schedule, smoothing, budget and logging."""
+    """How to train: optimiser, schedule, smoothing, budget and held-out checks."""
 
     steps: int = 400  # most optimiser updates (training may stop earlier, see target_accuracy)
     batch_size: int = 128  # sequences per update (read by whoever makes the batches)
-    warmup: int = 4000  # warm-up steps (paper: 4000)
-    lr_scale: float = 1.0  # factor on the paper's schedule (paper: 1)
-    use_warmup: bool = True  # False: start at the peak rate and decay from there (ablation)
-    constant_lr: float | None = None  # a fixed rate instead of the schedule (None: the schedule)
+    warmup: int = 4000  # steps of linear warm-up (paper: 4000; 0: none)
+    peak_lr: float | None = None  # rate after warm-up; None: the paper's (d_model warmup)^-0.5
+    lr_scale: float = 1.0  # factor on the paper's schedule (paper: 1; used when peak_lr is None)
+    decay: str = "inverse_sqrt"  # after warm-up: "inverse_sqrt" (paper), "linear" or "cosine"
+    #                              to 0 at the last step, or "constant"
+    use_warmup: bool = True  # False: hold the peak rate during the warm-up steps (ablation)
     label_smoothing: float = 0.1  # eps_ls (paper: 0.1)
     betas: tuple[float, float] = (0.9, 0.98)  # Adam beta_1, beta_2 (paper)
     adam_eps: float = 1e-9  # Adam epsilon (paper)
     grad_clip: float | None = None  # largest gradient norm; None: no clipping (as in the paper)
     seed: int = 0  # seeds the model's initialisation, the data stream and dropout
-    eval_every: int = 25  # steps between held-out checks (0: none during training)
+    eval_every: int = 25  # steps between held-out checks, and one after the last (0: none)
     target_accuracy: float | None = 1.0  # held-out sequence accuracy that counts as success
     stop_early: bool = True  # stop at the first check that reaches target_accuracy
     verbose: bool = False  # print a progress line at every check
 
     def __post_init__(self) -> None:
-        for name in ("steps", "batch_size", "warmup"):
+        for name in ("steps", "batch_size"):
             check_int(name, getattr(self, name))
-        check_int("eval_every", self.eval_every, low=0)
-        check_int("seed", self.seed, low=0)
+        for name in ("warmup", "eval_every", "seed"):
+            check_int(name, getattr(self, name), low=0)
+        check_choice("decay", self.decay, DECAYS)
+        if self.peak_lr is None and (self.warmup == 0 or self.decay != "inverse_sqrt"):
+            raise ValueError(f"peak_lr must be given unless the schedule is the paper's "
+                             f"(warmup > 0, decay 'inverse_sqrt'); got warmup={self.warmup}, "
+                             f"decay={self.decay!r}")
         for name in ("use_warmup", "stop_early", "verbose"):
             check_instance(name, getattr(self, name), bool)
-        check_positive("lr_scale", self.lr_scale)
-        for name in ("constant_lr", "grad_clip"):
+        for name in ("peak_lr", "lr_scale", "adam_eps", "grad_clip"):
             if getattr(self, name) is not None:
-                check_positive(name, getattr(self, name))
-        check_positive("adam_eps", self.adam_eps)
-        check_fraction("label_smoothing", self.label_smoothing)
-        check_instance("betas", self.betas, tuple, "tuple (beta_1, beta_2)")
+                check_number(name, getattr(self, name), low=0, low_open=True)
+        check_number("label_smoothing", self.label_smoothing, 0, 1, high_open=True)
+        check_instance("betas", self.betas, tuple)
         if len(self.betas) != 2:
             raise ValueError(f"betas must be two numbers (beta_1, beta_2); got {self.betas!r}")
         for i, beta in enumerate(self.betas):
-            check_fraction(f"betas[{i}]", beta)
+            check_number(f"betas[{i}]", beta, 0, 1, high_open=True)
         if self.target_accuracy is not None:
-            check_fraction("target_accuracy", self.target_accuracy, include_one=True)
+            check_number("target_accuracy", self.target_accuracy, 0, 1)
 
-    def learning_rate(self, step: int, d_model: int) -> float:
-        """The rate at ``step``: the paper's schedule, its post-peak part without warm-up, or
-        ``constant_lr`` when that is set."""
-        check_positive_ints(step=step, d_model=d_model)
-        if self.constant_lr is not None:
-            return float(self.constant_lr)
-        effective = step if self.use_warmup else max(step, self.warmup)
-        return noam_lr(effective, d_model, self.warmup, self.lr_scale)
+    def learning_rate(self, step: int, d_model: int | None = None) -> float:
+        """The rate at ``step`` (1-based); ``d_model`` sets the paper's peak (peak_lr None)."""
+        if self.peak_lr is None:  # the paper's formula, noam_lr
+            return noam_lr(step if self.use_warmup else max(step, self.warmup), d_model,
+                           self.warmup, self.lr_scale)
+        peak = self.peak_lr
+        if step <= self.warmup:
+            return peak * step / self.warmup if self.use_warmup else peak
+        if self.decay == "constant":
+            return peak
+        if self.decay == "inverse_sqrt":
+            return peak * math.sqrt(max(self.warmup, 1) / step)
+        left = (self.steps - step) / max(self.steps - self.warmup, 1)  # 1 -> 0
+        return peak * left if self.decay == "linear" else peak * 0.5 * (1 - math.cos(math.pi *
+                                                                                     left))
 
 
 def make_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Adam:
     """Adam with the config's betas and epsilon; the rate is set at every step."""
-    check_instance("model", model, nn.Module, "torch.nn.Module")
+    check_instance("model", model, nn.Module)
     check_instance("config", config, TrainConfig)
-    if next(model.parameters(), None) is None:
-        raise ValueError(f"model must have parameters to optimise; got a "
-                         f"{type(model).__name__} with none")
     # fused: one kernel updates every parameter (on CPU a few % faster per step than foreach)
     return torch.optim.Adam(model.parameters(), lr=0.0, betas=config.betas, eps=config.adam_eps,
                             fused=True)
 
 
-def train_step(model: nn.Module, optimizer: torch.optim.Optimizer,
-               batch: Batch, lr: float, config: TrainConfig) -> float:
+LossFunction = Callable[[nn.Module, Any, TrainConfig], torch.Tensor]
+
+
+def teacher_forced_loss(model: nn.Module, batch: Batch, config: TrainConfig) -> torch.Tensor:
+    """The Transformer's training loss: label-smoothed cross-entropy of the next token."""
+    logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)  # (B, T, V)
+    return label_smoothed_loss(logits, batch.tgt_out, config.label_smoothing, batch.pad_id)
+
+
+def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, batch: Any, lr: float,
+               config: TrainConfig, loss_fn: LossFunction = teacher_forced_loss) -> float:
     """One update on ``batch`` at learning rate ``lr``; returns its loss."""
-    check_instance("model", model, nn.Module, "torch.nn.Module")
-    check_instance("optimizer", optimizer, torch.optim.Optimizer,
-                   "torch.optim.Optimizer")
-    check_instance("batch", batch, Batch)
-    check_number("lr", lr, low=0, words="a finite number >= 0")
-    check_instance("config", config, TrainConfig)
     for group in optimizer.param_groups:
         group["lr"] = lr
-    b, eps = batch, config.label_smoothing
-    logits = model(b.src, b.tgt_in, b.src_mask, b.tgt_mask)  # (B, T, V)
-    loss = label_smoothed_loss(logits, b.tgt_out, eps, b.pad_id)
+    loss = loss_fn(model, batch, config)
     optimizer.zero_grad(set_to_none=True)
     loss.backward()
     if config.grad_clip is not None:
@@ -154,7 +162,7 @@ def evaluate(model: nn.Module, batch: Batch, epsilon: float = 0.0) -> Metrics:
     When every teacher-forced prediction of a sequence is right, greedy decoding reproduces it
     exactly, so the sequence accuracy here equals greedy decoding's when it is 1.
     """
-    check_instance("model", model, nn.Module, "torch.nn.Module")
+    check_instance("model", model, nn.Module)
     check_instance("batch", batch, Batch)
     was_training = model.training
     model.eval()
@@ -178,12 +186,8 @@ def evaluate_decoding(model: nn.Module, batch: Batch, *, method: str = "greedy",
     Returns:
         the metrics (loss is nan) and the decoded (B, L) outputs, BOS first.
     """
-    check_instance("model", model, nn.Module, "torch.nn.Module")
     check_instance("batch", batch, Batch)
-    if method not in ("greedy", "beam"):
-        raise ValueError(f"method must be 'greedy' or 'beam'; got {method!r}")
-    check_int("beam_size", beam_size)  # checked for either method: a bad value is a bad call
-    check_number("alpha", alpha, low=0)
+    check_choice("method", method, ("greedy", "beam"))
     max_len = batch.tgt_out.shape[1] + 1  # BOS + the longest target + EOS
     was_training = model.training
     model.eval()
@@ -203,8 +207,9 @@ class Evaluation:
     """One held-out check during training."""
 
     step: int  # optimiser steps done
-    seconds: float  # training time so far (held-out checks excluded)
-    metrics: Metrics  # teacher-forced, on the held-out set
+    seconds: float  # training time so far, wall clock (held-out checks excluded)
+    cpu_seconds: float  # the same in CPU time of this process (robust to a busy machine)
+    metrics: Any  # what the check returned: :class:`Metrics`, or a richer record of the caller's
 
 
 @dataclass(frozen=True)
@@ -215,6 +220,7 @@ class TrainResult:
     learning_rates: tuple[float, ...]  # the rate used at every step
     evaluations: tuple[Evaluation, ...] = field(default_factory=tuple)
     seconds: float = 0.0  # wall-clock training time, held-out checks excluded
+    cpu_seconds: float = 0.0  # the same in CPU time of this process
     reached_step: int | None = None  # first check at target_accuracy, or None
 
     @property
@@ -225,66 +231,65 @@ class TrainResult:
     @property
     def reached_seconds(self) -> float | None:
         """Training time up to ``reached_step`` (None if the target was not reached)."""
-        for e in self.evaluations:
-            if e.step == self.reached_step:
-                return e.seconds
-        return None
+        return next((e.seconds for e in self.evaluations if e.step == self.reached_step), None)
+
+    @property
+    def reached_cpu_seconds(self) -> float | None:
+        """CPU time up to ``reached_step`` (None if the target was not reached)."""
+        return next((e.cpu_seconds for e in self.evaluations if e.step == self.reached_step),
+                    None)
 
 
-def train(model: nn.Module, batches: Iterator[Batch], config: TrainConfig,
-          held_out: Batch | None = None) -> TrainResult:
-    """Train ``model`` with Adam and the paper's schedule on ``batches``.
+def train(model: nn.Module, batches: Iterator[Any], config: TrainConfig,
+          held_out: Batch | None = None, *, loss_fn: LossFunction = teacher_forced_loss,
+          check: Callable[[nn.Module], Any] | None = None) -> TrainResult:
+    """Train ``model`` with Adam and the config's schedule on ``batches``.
 
     Args:
-        model: a Transformer (its ``config.d_model`` sets the schedule). batches: an iterator of
-            training batches. config: a :class:`TrainConfig`.
-        held_out: a teacher-forcing batch checked every ``config.eval_every`` steps; the first
-            check whose sequence accuracy reaches ``config.target_accuracy`` is recorded, and
-            training stops there if ``config.stop_early``.
+        model: the model (the paper's schedule reads ``model.config.d_model``).
+        batches: an iterator of training batches, one per step, as ``loss_fn`` takes them.
+        config: a :class:`TrainConfig`.
+        held_out: a teacher-forcing batch scored by :func:`evaluate` at every check.
+        loss_fn: (model, batch, config) -> scalar loss; default: the Transformer's.
+        check: model -> a record with a ``sequence_accuracy``, called at every check instead
+            of :func:`evaluate` on ``held_out``. The first check whose sequence accuracy
+            reaches ``config.target_accuracy`` is recorded, and training stops there if
+            ``config.stop_early``.
     """
-    if not isinstance(model, nn.Module) or not hasattr(model, "config"):
-        raise TypeError(f"model must be a Transformer (an nn.Module with .config); "
-                        f"got {type(model).__name__}")
+    check_instance("model", model, nn.Module)
     check_instance("config", config, TrainConfig)
-    check_instance("batches", batches, Iterator, "iterator of Batch")
-    check_instance("held_out", held_out, (Batch, type(None)), "Batch or None")
-    d_model = model.config.d_model
+    check_instance("batches", batches, Iterator)
+    check_instance("held_out", held_out, (Batch, type(None)))
+    if check is None and held_out is not None:
+        def check(model: nn.Module) -> Metrics:
+            return evaluate(model, held_out, config.label_smoothing)
+    d_model = getattr(getattr(model, "config", None), "d_model", None)
     optimizer = make_optimizer(model, config)
     losses: list[float] = []
     rates: list[float] = []
     checks: list[Evaluation] = []
-    reached, seconds = None, 0.0
+    reached, seconds, cpu_seconds = None, 0.0, 0.0
     model.train()
     for step in range(1, config.steps + 1):
-        start = time.perf_counter()
-        batch = next(batches, None)
-        _check_batch_item(batch, step, config.steps)
+        start, cpu_start = time.perf_counter(), time.process_time()
         rates.append(config.learning_rate(step, d_model))
-        losses.append(train_step(model, optimizer, batch, rates[-1], config))
+        losses.append(train_step(model, optimizer, next(batches), rates[-1], config, loss_fn))
         seconds += time.perf_counter() - start
-        if held_out is None or not config.eval_every or (step % config.eval_every
-                                                        and step != config.steps):
+        cpu_seconds += time.process_time() - cpu_start
+        due = step % config.eval_every == 0 or step == config.steps if config.eval_every else False
+        if check is None or not due:
             continue
-        metrics = evaluate(model, held_out, config.label_smoothing)
-        checks.append(Evaluation(step, seconds, metrics))
+        model.eval()
+        metrics = check(model)
+        model.train()
+        checks.append(Evaluation(step, seconds, cpu_seconds, metrics))
         if config.verbose:
-            print(f"step {step:5d}  loss {losses[-1]:.4f}  lr {rates[-1]:.2e}  held-out token "
-                  f"acc {metrics.token_accuracy:.4f}  sequence acc "
-                  f"{metrics.sequence_accuracy:.4f}  ({seconds:.1f} s)")
+            print(f"step {step:5d}  loss {losses[-1]:.4f}  lr {rates[-1]:.2e}  held-out "
+                  f"sequence acc {metrics.sequence_accuracy:.4f}  ({seconds:.1f} s)", flush=True)
         if (reached is None and config.target_accuracy is not None
                 and metrics.sequence_accuracy >= config.target_accuracy):
             reached = step
             if config.stop_early:
                 break
     model.eval()
-    return TrainResult(tuple(losses), tuple(rates), tuple(checks), seconds, reached)
-
-
-def _check_batch_item(batch: Batch | None, step: int, steps: int) -> None:
-    """Check what ``batches`` yielded for ``step`` (None: it ran out)."""
-    if batch is None:
-        raise ValueError(f"batches must yield a Batch for each of the {steps} steps; "
-                         f"got only {step - 1}")
-    if not isinstance(batch, Batch):
-        raise TypeError(f"batches must yield Batch objects; got {type(batch).__name__} at "
-                        f"step {step}")
+    return TrainResult(tuple(losses), tuple(rates), tuple(checks), seconds, cpu_seconds, reached)
