@@ -61,6 +61,7 @@ def pad_sequences(sequences: Sequence[torch.Tensor], pad_id: int = PAD_ID,
         sequences: B tensors of shape (n_i,), n_i >= 1. pad_id: the fill value.
         length: L; defaults to the longest sequence, and must be at least that.
     """
+    check_instance("sequences", sequences, (list, tuple))
     return _padded("sequences", sequences, pad_id, Shapes(), "B L", length)
 
 

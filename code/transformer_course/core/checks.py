@@ -66,6 +66,9 @@ def _dtype_kind(x: np.ndarray | torch.Tensor) -> str:
             else "int" if np.issubdtype(x.dtype, np.integer) else "other")
 
 
+_WORDS = {"float": "floating-point", "int": "integer", "bool": "boolean"}
+
+
 def _parse(spec: str) -> tuple[bool, list[str]]:
     """``"... T_q d_k"`` -> (True, ["T_q", "d_k"]): whether leading dimensions are free."""
     dims = spec.split()
@@ -119,7 +122,7 @@ class Shapes:
             if x.dtype != dtype and not autocast:
                 raise TypeError(f"{name} must have dtype {dtype} (the module's); got {x.dtype}")
         elif dtype is not None and _dtype_kind(x) != dtype:
-            raise TypeError(f"{name} must have a {dtype} dtype; got {x.dtype}")
+            raise TypeError(f"{name} must hold {_WORDS[dtype]} values; got dtype {x.dtype}")
         return dict(sizes)
 
     def mask(self, name: str, mask: Any, spec: str, kind: ArrayType = torch.Tensor) -> None:

@@ -27,6 +27,7 @@ def smoothed_targets(labels: torch.Tensor, vocab_size: int, epsilon: float) -> t
     Returns:
         (N, V) rows that sum to 1.
     """
+    check_int("vocab_size", vocab_size)
     check_token_ids("labels", labels, vocab_size, "N")
     check_number("epsilon", epsilon, 0, 1, high_open=True)
     one_hot = F.one_hot(labels.long(), vocab_size).float()  # (N, V)

@@ -52,13 +52,14 @@ class MultiHeadAttention(nn.Module):
         return x.view(B, T, self.num_heads, self.d_k).transpose(1, 2)  # (B, h, T, d_k)
 
     def _check_inputs(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
-                      mask: torch.Tensor | None) -> None:
+                      mask: torch.Tensor | None, need_weights: bool) -> None:
         shapes, dtype = Shapes(d_model=self.d_model), self.w_q.weight.dtype
         shapes.tensor("query", query, "B T_q d_model", dtype=dtype)
         shapes.tensor("key", key, "B T_k d_model", dtype=dtype)
         shapes.tensor("value", value, "B T_k d_model", dtype=dtype)
         if mask is not None:
             shapes.mask("mask", mask, "B T_q T_k")
+        check_instance("need_weights", need_weights, bool)
 
     def forward(self, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                 mask: torch.Tensor | None = None, need_weights: bool = False,
@@ -74,7 +75,7 @@ class MultiHeadAttention(nn.Module):
         Returns:
             output (B, T_q, d_model) and the per-head weights or None.
         """
-        self._check_inputs(query, key, value, mask)
+        self._check_inputs(query, key, value, mask, need_weights)
         B, T_q, _ = query.shape
         q = self._split(self.w_q(query))  # (B, h, T_q, d_k)
         k = self._split(self.w_k(key))  # (B, h, T_k, d_k)

@@ -17,7 +17,7 @@ def noam_lr(step: int, d_model: int, warmup: int, scale: float = 1.0) -> float:
         step: optimiser step, from 1. d_model: model width. warmup: warm-up steps.
         scale: factor on the whole schedule.
     """
-    for name, value in (("step", step), ("d_model", d_model), ("warmup", warmup)):
+    for name, value in (("d_model", d_model), ("warmup", warmup), ("step", step)):
         check_int(name, value)
     check_number("scale", scale, low=0, low_open=True)
     return scale * d_model ** -0.5 * min(step ** -0.5, step * warmup ** -1.5)

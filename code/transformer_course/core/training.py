@@ -186,6 +186,7 @@ def evaluate_decoding(model: nn.Module, batch: Batch, *, method: str = "greedy",
     Returns:
         the metrics (loss is nan) and the decoded (B, L) outputs, BOS first.
     """
+    check_instance("model", model, nn.Module)
     check_instance("batch", batch, Batch)
     check_choice("method", method, ("greedy", "beam"))
     max_len = batch.tgt_out.shape[1] + 1  # BOS + the longest target + EOS
@@ -264,6 +265,9 @@ def train(model: nn.Module, batches: Iterator[Any], config: TrainConfig,
         def check(model: nn.Module) -> Metrics:
             return evaluate(model, held_out, config.label_smoothing)
     d_model = getattr(getattr(model, "config", None), "d_model", None)
+    if config.peak_lr is None and d_model is None:
+        raise TypeError(f"model must have a config.d_model for the paper's schedule (or set "
+                        f"config.peak_lr); got {type(model).__name__}")
     optimizer = make_optimizer(model, config)
     losses: list[float] = []
     rates: list[float] = []
@@ -273,7 +277,11 @@ def train(model: nn.Module, batches: Iterator[Any], config: TrainConfig,
     for step in range(1, config.steps + 1):
         start, cpu_start = time.perf_counter(), time.process_time()
         rates.append(config.learning_rate(step, d_model))
-        losses.append(train_step(model, optimizer, next(batches), rates[-1], config, loss_fn))
+        batch = next(batches, None)
+        if batch is None:
+            raise ValueError(f"batches must yield a batch for each of the {config.steps} steps; "
+                             f"got {step - 1}")
+        losses.append(train_step(model, optimizer, batch, rates[-1], config, loss_fn))
         seconds += time.perf_counter() - start
         cpu_seconds += time.process_time() - cpu_start
         due = step % config.eval_every == 0 or step == config.steps if config.eval_every else False
