@@ -34,15 +34,7 @@ def test_table_has_one_row_per_size_and_init_and_is_repeatable():
     assert table.equals(embedding_scales([(20, 16), (40, 8)]))
 
 
-@pytest.mark.parametrize(("call", "error", "pattern"), [
-    (lambda: embedding_scale(0, 8), ValueError, "vocab_size"),
-    (lambda: embedding_scale(10, 7), ValueError, "d_model even"),
-    (lambda: embedding_scale(10, 8, "uniform"), ValueError, "init must be one of"),
-    (lambda: embedding_scale(10, 8, seed=-1), ValueError, "seed"),
-    (lambda: embedding_scales([]), ValueError, "sizes must be a non-empty"),
-    (lambda: embedding_scales([(10,)]), TypeError, r"sizes\[0\] must be a"),
-    (lambda: embedding_scales([(10, 8)], inits="xavier"), ValueError, "inits must be"),
-])
-def test_bad_inputs(call, error, pattern):
-    with pytest.raises(error, match=pattern):
-        call()
+def test_an_unknown_initialisation_is_refused():
+    # any other name would silently measure the Xavier initialisation
+    with pytest.raises(ValueError, match="init"):
+        embedding_scale(10, 8, "uniform")

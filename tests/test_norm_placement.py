@@ -87,32 +87,3 @@ def test_gradient_growth_on_a_constructed_profile():
                           "gradient norm": [1.0, 5.0, 3.0, 2.0, 4.0, 10.0]})
     assert gradient_growth(table) == 5.0
     assert gradient_growth(table, "encoder") == 3.0
-
-
-def test_gradient_growth_rejects_bad_input():
-    profile = layer_profile(False, SMALL)
-    with pytest.raises(TypeError, match="profile"):
-        gradient_growth(profile.to_dict())
-    with pytest.raises(ValueError, match="gradient norm"):
-        gradient_growth(profile.drop(columns="gradient norm"))
-    with pytest.raises(ValueError, match="stack"):
-        gradient_growth(profile, "middle")
-    with pytest.raises(ValueError, match="one layer_profile"):
-        gradient_growth(pd.concat([profile, layer_profile(True, SMALL)]))
-
-
-def test_layer_profile_rejects_bad_input():
-    with pytest.raises(TypeError, match="norm_first"):
-        layer_profile(1, SMALL)
-    with pytest.raises(TypeError, match="config"):
-        layer_profile(False, {"num_layers": 2})
-    with pytest.raises(ValueError, match="num_heads"):
-        layer_profile(False, dataclasses.replace(SMALL, num_heads=3))
-
-
-@pytest.mark.parametrize("field, value", [("num_layers", 0), ("d_model", -1), ("batch", 1.5),
-                                          ("src_len", 0), ("tgt_len", True), ("vocab_size", 1),
-                                          ("seed", -1), ("seed", 1.0)])
-def test_config_rejects_bad_values(field, value):
-    with pytest.raises((ValueError, TypeError), match=field):
-        dataclasses.replace(SMALL, **{field: value})

@@ -1,4 +1,4 @@
-"""Tests for transformer_course.plots.model."""
+"""Tests for the full-model figures (figures.ch5_full_model)."""
 
 from __future__ import annotations
 
@@ -30,12 +30,3 @@ def test_depth_profile_one_line_per_norm():
     fig = plots.plot_depth_profile(table, "grad", "gradient norm")
     assert [len(ax.lines) for ax in fig.axes] == [2, 2]
     assert [ax.get_title() for ax in fig.axes] == ["encoder", "decoder"]
-
-
-def test_bad_arguments():
-    with pytest.raises(TypeError, match="norm_first"):
-        plots.plot_architecture("yes")
-    with pytest.raises(TypeError, match="table"):
-        plots.plot_depth_profile({"grad": [1]}, "grad", "g")
-    with pytest.raises(ValueError, match="missing"):
-        plots.plot_depth_profile(pd.DataFrame({"stack": ["encoder"]}), "grad", "g")

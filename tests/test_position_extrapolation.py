@@ -19,7 +19,6 @@ SMALL = CopyTaskConfig(vocab_size=8, d_model=16, train_len=8, test_len=20, batch
                        steps=100, eval_rows=64)
 
 
-
 @pytest.mark.parametrize("position", ["none", "sinusoidal", "learned", "rope"])
 def test_model_shapes_and_causality(position):
     torch.manual_seed(0)
@@ -61,8 +60,6 @@ def test_weight_by_offset_sums_each_query_to_one():
     by_offset = model.weight_by_offset(tokens, first_query=3)
     assert by_offset.shape == (15,) and by_offset.sum() == pytest.approx(1.0)
     assert by_offset[1] == pytest.approx(np.nanmean(model.weight_on_target(tokens)[3:]))
-    with pytest.raises(ValueError, match=r"first_query must be an int in \[0, T\)"):
-        model.weight_by_offset(tokens, first_query=15)
 
 
 def test_batch_targets_are_shifted_tokens():
@@ -93,32 +90,3 @@ def test_training_is_deterministic():
     _, second = train_copy_task(config, "sinusoidal", seed=3)
     assert np.array_equal(first.accuracy_by_position, second.accuracy_by_position, equal_nan=True)
     assert first.final_loss == second.final_loss
-
-
-@pytest.mark.parametrize(("changes", "pattern"), [
-    ({"offset": 8}, "offset < train_len <= test_len"),
-    ({"test_len": 4}, "offset < train_len <= test_len"),
-    ({"vocab_size": 0}, "vocab_size"),
-    ({"steps": -1}, "steps"),
-    ({"lr": 0.0}, "lr"),
-    ({"lr": 1}, "lr"),
-])
-def test_config_rejects_bad_values(changes, pattern):
-    with pytest.raises(ValueError, match=pattern):
-        replace(SMALL, **changes)
-
-
-def test_bad_inputs():
-    with pytest.raises(ValueError, match="position must be one of"):
-        CopyBackModel(SMALL, "rotary")
-    model = CopyBackModel(SMALL, "learned")
-    with pytest.raises(ValueError, match=r"max_len=20"):
-        model(torch.zeros(1, 21, dtype=torch.long))
-    with pytest.raises(ValueError, match=r"tokens must have 2 dimensions.*\(B, T\)"):
-        model(torch.zeros(1, 2, 3, dtype=torch.long))
-    with pytest.raises(TypeError, match="tokens must hold integer ids"):
-        model(torch.zeros(1, 4))
-    with pytest.raises(ValueError, match="length must exceed offset"):
-        copy_task_batch(SMALL, 2, 1, torch.Generator())
-    with pytest.raises(ValueError, match="rows"):
-        copy_task_batch(SMALL, 0, 5, torch.Generator())

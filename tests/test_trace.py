@@ -1,4 +1,4 @@
-"""Tests for transformer_course.trace.shape_trace."""
+"""Tests for the shape trace by forward hooks (experiments.ch5_full_model.trace)."""
 
 from __future__ import annotations
 
@@ -82,11 +82,3 @@ def test_hooks_removed_after_a_failing_forward(model):
         shape_trace(model, src, tgt + 100)
     for module in model.modules():
         assert not module._forward_hooks and not module._forward_pre_hooks
-
-
-def test_bad_arguments(model):
-    src, tgt, *_ = inputs()
-    with pytest.raises(TypeError, match="model"):
-        shape_trace(torch.nn.Linear(2, 2), src, tgt)
-    with pytest.raises(ValueError, match="max_depth"):
-        shape_trace(model, src, tgt, max_depth=0)

@@ -8,12 +8,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
-from transformer_course.core.checks import check_array
-
 
 def plot_encoding_heatmap(encoding: np.ndarray) -> Figure:
     """Heat map of a (P, d_model) encoding table: positions down, dimensions across."""
-    check_array("encoding", encoding, kind=np.ndarray, ndim=2, shape="(P, d_model)")
     fig, ax = plt.subplots(figsize=(7.0, 3.8))
     image = ax.imshow(encoding, aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1,
                       interpolation="nearest")
@@ -26,7 +23,6 @@ def plot_encoding_heatmap(encoding: np.ndarray) -> Figure:
 
 def plot_encoding_curves(encoding: np.ndarray, dims: Sequence[int]) -> Figure:
     """PE(pos, dim) against pos for a few dimensions, one panel per dimension."""
-    check_array("encoding", encoding, kind=np.ndarray, ndim=2, shape="(P, d_model)")
     positions = np.arange(encoding.shape[0])
     fig, axes = plt.subplots(len(dims), 1, figsize=(7.0, 1.1 * len(dims) + 0.6), sharex=True)
     for ax, dim in zip(np.atleast_1d(axes), dims, strict=True):
@@ -40,7 +36,6 @@ def plot_encoding_curves(encoding: np.ndarray, dims: Sequence[int]) -> Figure:
 
 def plot_wavelengths(wavelengths: np.ndarray) -> Figure:
     """Wavelength (in positions, log scale) of each sine/cosine pair."""
-    check_array("wavelengths", wavelengths, kind=np.ndarray, ndim=1, shape="(d_model / 2,)")
     fig, ax = plt.subplots(figsize=(6.4, 3.0))
     ax.semilogy(np.arange(len(wavelengths)), wavelengths, "o", ms=3)
     # The data rise from bottom left to top right: label the lower line on the right, the upper
@@ -58,7 +53,6 @@ def plot_wavelengths(wavelengths: np.ndarray) -> Figure:
 def plot_similarity_vs_offset(offsets: np.ndarray, similarity: np.ndarray,
                          starts: Sequence[int], ylabel: str) -> Figure:
     """Similarity of PE(s) and PE(s + offset) against offset, one line per start s."""
-    check_array("similarity", similarity, kind=np.ndarray, ndim=2, shape="(starts, offsets)")
     fig, ax = plt.subplots(figsize=(7.0, 3.4))
     styles = ("-", "--", ":", "-.")
     for row, (start, line) in enumerate(zip(starts, similarity, strict=True)):
@@ -80,13 +74,6 @@ def plot_encoding_circle(encoding: np.ndarray, pairs: Sequence[int], positions: 
         positions: how many positions (0 .. positions - 1) to draw. shift: an offset k, drawn as
             arrows from a few positions pos to pos + k (the same angle whatever pos is).
     """
-    check_array("encoding", encoding, kind=np.ndarray, ndim=2, shape="(P, d_model)")
-    if not pairs or max(pairs) >= encoding.shape[1] // 2 or min(pairs) < 0:
-        raise ValueError(f"pairs must be indices of whole sine/cosine pairs, 0 .. "
-                         f"{encoding.shape[1] // 2 - 1}; got {list(pairs)}")
-    if not 0 < shift < positions <= encoding.shape[0]:
-        raise ValueError(f"0 < shift < positions <= P={encoding.shape[0]} must hold; got "
-                         f"shift={shift}, positions={positions}")
     fig, axes = plt.subplots(1, len(pairs), figsize=(2.6 * len(pairs) + 0.8, 3.0),
                              squeeze=False, layout="constrained")
     circle = np.linspace(0, 2 * np.pi, 200)
@@ -116,7 +103,6 @@ def plot_extrapolation(accuracy: Mapping[str, np.ndarray], weight: Mapping[str, 
     for ax, curves, ylabel in ((top, accuracy, "accuracy"),
                                (bottom, weight, "attention weight\non token t - 1")):
         for index, (label, values) in enumerate(curves.items()):
-            check_array(label, values, kind=np.ndarray, ndim=1, shape="(test_len,)")
             ax.plot(np.arange(len(values)), values, marker="o", ms=2.5, lw=1.2,
                     color=f"C{index}", label=label)
         ax.axvspan(-0.5, train_len - 0.5, color="0.9", zorder=0)

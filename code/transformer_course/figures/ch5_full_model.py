@@ -72,8 +72,6 @@ def plot_architecture(norm_first: bool = False) -> Figure:
         norm_first: draw the pre-norm variant (LayerNorm inside each residual branch and a final
             LayerNorm per stack) instead of the paper's post-norm.
     """
-    if not isinstance(norm_first, bool):
-        raise TypeError(f"norm_first must be a bool; got {norm_first!r}")
     fig, ax = plt.subplots(figsize=(8.4, 9.6 if norm_first else 7.6))
     ex, dx = 2.0, 6.6  # column centres of encoder and decoder
     for x, side, shape, letter in ((ex, "source", "(B, S)", "S"), (dx, "target", "(B, T)", "T")):
@@ -123,12 +121,6 @@ def plot_depth_profile(table: pd.DataFrame, value: str, ylabel: str) -> Figure:
             "layer" (1..N) and ``value``.
         value: the column to plot. ylabel: its axis label.
     """
-    if not isinstance(table, pd.DataFrame):
-        raise TypeError(f"table must be a pandas DataFrame; got {type(table).__name__}")
-    missing = {"stack", "norm", "layer", value} - set(table.columns)
-    if missing:
-        raise ValueError(f"table must have columns stack, norm, layer and {value!r}; "
-                         f"missing {sorted(missing)}")
     stacks = list(dict.fromkeys(table["stack"]))
     fig, axes = plt.subplots(1, len(stacks), figsize=(7.6, 3.2), sharey=True, squeeze=False)
     for ax, stack in zip(axes[0], stacks, strict=True):

@@ -13,20 +13,22 @@ offsets only, some of which (those of ``train_len`` or more) training never show
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 from torch import nn
 
-from transformer_course.core.attention import scaled_dot_product_attention
-from transformer_course.core.checks import check_array, check_positive_int
+from transformer_course.core.attention import attention
 from transformer_course.core.masks import causal_mask
 from transformer_course.core.multihead import MultiHeadAttention
 from transformer_course.core.positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
 )
+from transformer_course.core.training import TrainConfig, train
 
 from .rotary import rotate
 
@@ -48,15 +50,12 @@ class CopyTaskConfig:
     lr: float = 1e-2  # Adam learning rate (no weight decay: untrained rows stay as initialised)
     eval_rows: int = 512  # rows scored at test_len
 
-    def __post_init__(self) -> None:
-        for name in ("vocab_size", "offset", "d_model", "num_heads", "train_len", "test_len",
-                     "batch_size", "steps", "eval_rows"):
-            check_positive_int(name, getattr(self, name))
-        if not self.offset < self.train_len <= self.test_len:
-            raise ValueError(f"offset < train_len <= test_len must hold; got offset={self.offset}"
-                             f", train_len={self.train_len}, test_len={self.test_len}")
-        if not (isinstance(self.lr, float) and self.lr > 0):
-            raise ValueError(f"lr must be a positive float; got {self.lr!r}")
+    def training(self, seed: int) -> TrainConfig:
+        """Plain Adam (PyTorch's defaults) at a constant ``lr``: no schedule, no smoothing,
+        no held-out checks."""
+        return TrainConfig(steps=self.steps, batch_size=self.batch_size, peak_lr=self.lr,
+                           warmup=0, decay="constant", betas=(0.9, 0.999), adam_eps=1e-8,
+                           label_smoothing=0.0, seed=seed, eval_every=0, target_accuracy=None)
 
 
 class CopyBackModel(nn.Module):
@@ -70,8 +69,6 @@ class CopyBackModel(nn.Module):
 
     def __init__(self, config: CopyTaskConfig, position: str) -> None:
         super().__init__()
-        if position not in POSITION_KINDS:
-            raise ValueError(f"position must be one of {POSITION_KINDS}; got {position!r}")
         self.config, self.position = config, position
         self.embed = nn.Embedding(config.vocab_size, config.d_model)
         nn.init.normal_(self.embed.weight, std=config.d_model ** -0.5)  # x sqrt(d): unit entries
@@ -117,11 +114,7 @@ class CopyBackModel(nn.Module):
             (T,) float64: entry k is the mean weight on key t - k (0 where t - k < 0 counts
             as no weight), so the entries of each query sum to 1 before averaging.
         """
-        T = tokens.shape[1] if isinstance(tokens, torch.Tensor) and tokens.ndim == 2 else 0
-        if isinstance(first_query, bool) or not isinstance(first_query, int) or not (
-                0 <= first_query < max(T, 1)):
-            raise ValueError(f"first_query must be an int in [0, T) for tokens of shape "
-                             f"(B, T) with T={T}; got {first_query!r}")
+        T = tokens.shape[1]
         _, weights = self._attend(tokens, need_weights=True)  # (B, h, T, T)
         mean = weights.double().mean(dim=(0, 1))  # (T, T): query t, key s
         t = torch.arange(first_query, T)[:, None]  # (Q, 1)
@@ -131,9 +124,6 @@ class CopyBackModel(nn.Module):
 
     def _attend(self, tokens: torch.Tensor, need_weights: bool,
                 ) -> tuple[torch.Tensor, torch.Tensor | None]:
-        check_array("tokens", tokens, kind=torch.Tensor, ndim=2, shape="(B, T)")
-        if tokens.is_floating_point() or tokens.dtype == torch.bool:
-            raise TypeError(f"tokens must hold integer ids; got dtype {tokens.dtype}")
         x = self.positions(self.embed(tokens) * math.sqrt(self.config.d_model))  # (B, T, d)
         mask = causal_mask(tokens.shape[1], device=tokens.device)[None]  # (1, T, T)
         if self.position != "rope":
@@ -143,18 +133,14 @@ class CopyBackModel(nn.Module):
         q = rotate(attn.w_q(x).view(B, T, h, d_k).transpose(1, 2))  # (B, h, T, d_k)
         k = rotate(attn.w_k(x).view(B, T, h, d_k).transpose(1, 2))  # (B, h, T, d_k)
         v = attn.w_v(x).view(B, T, h, d_k).transpose(1, 2)  # (B, h, T, d_k)
-        heads, weights = scaled_dot_product_attention(q, k, v, mask[:, None], scale=attn.scale,
-                                                      need_weights=need_weights)
+        heads, weights = attention(q, k, v, mask[:, None], attn.scale,
+                                   need_weights=need_weights)  # (B, h, T, d_k), (B, h, T, T)
         return attn.w_o(heads.transpose(1, 2).reshape(B, T, -1)), weights  # (B, T, d)
 
 
 def copy_task_batch(config: CopyTaskConfig, rows: int, length: int,
                     generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
     """Random tokens (rows, length) and targets (rows, length - offset) = tokens shifted."""
-    check_positive_int("rows", rows)
-    check_positive_int("length", length)
-    if length <= config.offset:
-        raise ValueError(f"length must exceed offset={config.offset}; got {length}")
     tokens = torch.randint(config.vocab_size, (rows, length), generator=generator)
     return tokens, tokens[:, : length - config.offset]
 
@@ -163,7 +149,7 @@ def copy_task_batch(config: CopyTaskConfig, rows: int, length: int,
 class CopyTaskResult:
     """One trained model's scores on rows of ``test_len`` tokens."""
 
-    position: str  # "none", "sinusoidal" or "learned"
+    position: str  # "none", "sinusoidal", "learned" or "rope"
     accuracy_by_position: np.ndarray  # (test_len,) accuracy at each t; NaN for t < offset
     final_loss: float  # training loss at the last step
     seen_accuracy: float  # mean accuracy over positions offset .. train_len - 1
@@ -176,16 +162,22 @@ def train_copy_task(config: CopyTaskConfig, position: str, seed: int = 0,
     torch.manual_seed(seed)
     model = CopyBackModel(config, position)
     generator = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
-    loss_fn = nn.CrossEntropyLoss()
-    for _ in range(config.steps):
-        tokens, targets = copy_task_batch(config, config.batch_size, config.train_len, generator)
-        logits = model(tokens)[:, config.offset:]  # (B, train_len - offset, vocab)
-        loss = loss_fn(logits.reshape(-1, config.vocab_size), targets.reshape(-1))
-        optimizer.zero_grad()
-        loss.backward()
-        optimizer.step()
-    return model, _score(model, config, position, float(loss.detach()), generator)
+
+    def batches() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        while True:
+            yield copy_task_batch(config, config.batch_size, config.train_len, generator)
+
+    result = train(model, batches(), config.training(seed), loss_fn=copy_loss)
+    return model, _score(model, config, position, result.losses[-1], generator)
+
+
+def copy_loss(model: CopyBackModel, batch: tuple[torch.Tensor, torch.Tensor],
+              config: TrainConfig) -> torch.Tensor:
+    """Cross-entropy of the token ``offset`` positions back, at every position that has one."""
+    tokens, targets = batch  # (B, T), (B, T - offset)
+    logits = model(tokens)[:, model.config.offset:]  # (B, T - offset, vocab)
+    return F.cross_entropy(logits.flatten(0, 1), targets.flatten(),
+                           label_smoothing=config.label_smoothing)
 
 
 @torch.no_grad()

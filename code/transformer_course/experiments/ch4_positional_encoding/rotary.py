@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import torch
 
-from transformer_course.core.checks import check_array
 from transformer_course.core.positional import BASE, sinusoidal_frequencies
 
 
@@ -33,16 +32,9 @@ def rotate(x: torch.Tensor, positions: torch.Tensor | None = None,
     Returns:
         (..., T, d), same dtype.
     """
-    check_array("x", x, kind=torch.Tensor, min_ndim=2, shape="(..., T, d)", floating=True)
-    if x.shape[-1] % 2:
-        raise ValueError(f"x must have shape (..., T, d) with an even d; got {tuple(x.shape)}")
     T, d = x.shape[-2], x.shape[-1]
     if positions is None:
         positions = torch.arange(T)
-    check_array("positions", positions, kind=torch.Tensor, ndim=1, shape="(T,)")
-    if positions.is_floating_point() or positions.shape[0] != T:
-        raise ValueError(f"positions must hold T={T} integer positions; got dtype "
-                         f"{positions.dtype}, shape {tuple(positions.shape)}")
     frequencies = torch.from_numpy(sinusoidal_frequencies(d, base))  # (d / 2,) float64
     angles = positions.double()[:, None] * frequencies[None, :]  # (T, d / 2)
     cos, sin = angles.cos().to(x.dtype), angles.sin().to(x.dtype)

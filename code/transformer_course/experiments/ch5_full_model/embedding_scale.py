@@ -17,7 +17,7 @@ from collections.abc import Sequence
 import pandas as pd
 import torch
 
-from transformer_course.core.checks import check_int, check_positive_int
+from transformer_course.core.checks import check_choice
 from transformer_course.core.model import Transformer, TransformerConfig
 from transformer_course.core.positional import sinusoidal_encoding
 
@@ -42,16 +42,7 @@ def embedding_scale(vocab_size: int, d_model: int, init: str = "xavier", *, seed
         of the positional encoding's first ``length`` rows), "logit std" (standard deviation of
         the output logits), "hidden RMS" (RMS of the decoder output fed to the output layer)}.
     """
-    check_positive_int("vocab_size", vocab_size)
-    check_positive_int("d_model", d_model)
-    if init not in INITS:
-        raise ValueError(f"init must be one of {INITS}; got {init!r}")
-    check_int("seed", seed, low=0)
-    check_positive_int("batch", batch)
-    check_positive_int("length", length)
-    if vocab_size < 2 or d_model % 2:
-        raise ValueError(f"vocab_size must be at least 2 and d_model even (one attention head "
-                         f"per pair); got vocab_size={vocab_size}, d_model={d_model}")
+    check_choice("init", init, INITS)  # any other name would silently measure Xavier
     torch.manual_seed(seed)
     config = TransformerConfig(vocab_size, vocab_size, d_model=d_model, num_heads=2,
                                num_encoder_layers=1, num_decoder_layers=1, d_ff=2 * d_model,
@@ -72,13 +63,5 @@ def embedding_scale(vocab_size: int, d_model: int, init: str = "xavier", *, seed
 def embedding_scales(sizes: Sequence[tuple[int, int]], inits: Sequence[str] = INITS,
                      seed: int = 0) -> pd.DataFrame:
     """:func:`embedding_scale` for every (V, d_model) in ``sizes`` and every ``init``, as rows."""
-    if isinstance(sizes, str) or not sizes:
-        raise ValueError("sizes must be a non-empty sequence of (vocab_size, d_model) pairs")
-    for index, size in enumerate(sizes):
-        if not (isinstance(size, tuple) and len(size) == 2):
-            raise TypeError(f"sizes[{index}] must be a (vocab_size, d_model) tuple; got "
-                            f"{size!r}")
-    if isinstance(inits, str) or not inits:
-        raise ValueError(f"inits must be a non-empty sequence drawn from {INITS}; got {inits!r}")
     return pd.DataFrame([embedding_scale(V, d, init, seed=seed)
                          for V, d in sizes for init in inits])

@@ -51,7 +51,7 @@ def shape_trace(model: Transformer, src: torch.Tensor, tgt: torch.Tensor,
     """Run ``model(src, tgt, ...)`` once without gradient and record every sub-module call.
 
     Args:
-        model: a :class:`~transformer_course.model.Transformer`.
+        model: a :class:`~transformer_course.core.model.Transformer`.
         src: (B, S) ids. tgt: (B, T) ids. src_mask, tgt_mask: as for ``model.forward``.
         max_depth: keep modules at most this many levels below the model (None: all); a layer
             of a stack, e.g. ``encoder.0``, counts as one level below the model.
@@ -60,12 +60,6 @@ def shape_trace(model: Transformer, src: torch.Tensor, tgt: torch.Tensor,
         A DataFrame with columns module (dotted path), type, depth, input shapes (tensors only,
         masks included), output shape; one row per call, in call order.
     """
-    if not isinstance(model, Transformer):
-        raise TypeError(f"model must be a transformer_course Transformer; "
-                        f"got {type(model).__name__}")
-    if max_depth is not None and (isinstance(max_depth, bool) or not isinstance(max_depth, int)
-                                  or max_depth < 1):
-        raise ValueError(f"max_depth must be a positive int or None; got {max_depth!r}")
     rows: list[dict[str, Any]] = []
     handles = []
 
