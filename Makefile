@@ -16,10 +16,10 @@ CACHE_INPUTS ?= code pyproject.toml requirements.txt
 JOBS ?= $(shell env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null || echo 1)
 PORT ?= 8000
 
-.PHONY: help book test notebooks lab serve lint bench clean
+.PHONY: help book test test-fast notebooks lab serve lint bench clean
 
 help:  ## list the targets
-	@awk -F':.*## ' '/^[a-z]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 $(INSTALLED): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ book: $(INSTALLED)  ## build the HTML course into _build/html (re-executes the c
 test: book  ## build the book, then run every test (code, site, browser)
 	CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
+
+# The edit-test loop: the unit tests alone, without building the book (no site, build or browser
+# test).
+test-fast: $(INSTALLED)  ## run the unit tests only (no book build, no browser)
+	$(BIN)/python -m pytest -n $(JOBS) -m "not build and not browser and not site"
 
 notebooks: $(INSTALLED)  ## write every chapter in _toc.yml as a Jupyter notebook into notebooks/
 	@mkdir -p notebooks

@@ -16,6 +16,13 @@ from site_utils import require_site  # noqa: E402
 from xdist_groups import pytest_xdist_make_scheduler  # noqa: E402,F401 (the xdist hook)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that reads the built site ``site``: `make test-fast` leaves them out."""
+    for item in items:
+        if "built_site" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.site)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def one_thread():
     """One torch thread, as in the chapters: tiny models gain nothing from a second, and on a

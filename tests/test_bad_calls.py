@@ -576,8 +576,8 @@ BAD: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ('evaluate_decoding-beam_size-zero-beam',
      lambda: evaluate_decoding(model(), batch(), method="beam", beam_size=0),
      ValueError, 'beam_size'),
-    ('evaluate_decoding-alpha-nan', lambda: evaluate_decoding(model(), batch(), method="beam", alpha=NAN),
-     ValueError, 'alpha'),
+    ('evaluate_decoding-alpha-nan',
+     lambda: evaluate_decoding(model(), batch(), method="beam", alpha=NAN), ValueError, 'alpha'),
     ('evaluate_decoding-bos_id-negative', lambda: evaluate_decoding(model(), batch(), bos_id=-1),
      ValueError, 'bos_id'),
     # train

@@ -23,7 +23,6 @@ from myst_nb.ext import glue as myst_glue
 
 from transformer_course import notebook
 from transformer_course.notebook import (
-    TIMED_SUFFIX,
     figure_png,
     glue_figure,
     glue_number,
@@ -207,10 +206,6 @@ def test_glue_helpers_in_a_real_ipython_shell(tmp_path: Path) -> None:
 
 def test_plain_number_matches_glue_number() -> None:
     assert plain_number(np.float64(1.25)) == 1.25 and type(plain_number(np.int32(2))) is int
-
-
-def test_timed_suffix_is_the_documented_one() -> None:
-    assert TIMED_SUFFIX == "-timed" and "ch1-rnn-ms-timed".endswith(TIMED_SUFFIX)
 
 
 def _draw() -> tuple[float, float, list[float]]:

@@ -164,32 +164,3 @@ SELF_TEST = CHAPTER_HEADER + textwrap.dedent("""\
     ```
     """)
 
-
-def test_the_comparison_machinery_itself(tmp_path: Path) -> None:
-    """execute_fresh runs in the temp folder; glue_differences flags changes but not -timed."""
-    source = tmp_path / "self_test.md"
-    source.write_text(SELF_TEST)
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    notebook = execute_fresh(source, workdir)
-    first_code = next(cell for cell in notebook.cells if cell.cell_type == "code")
-    printed = "".join(output.get("text", "") for output in first_code.outputs)
-    assert f"cwd={workdir}" in printed
-    glued = glued_values(notebook)
-    assert set(glued) == {"self-fig", "self-mean", "self-sum-timed"}
-    assert _as_bytes(glued["self-fig"]["image/png"]).startswith(b"\x89PNG")
-    assert glue_differences(glued, json.loads(json.dumps(glued))) == []
-
-    changed = json.loads(json.dumps(glued))
-    changed["self-sum-timed"]["text/plain"] = "123.0"  # a timing may differ
-    assert glue_differences(glued, changed) == []
-    png = bytearray(_as_bytes(changed["self-fig"]["image/png"]))
-    png[-20] ^= 1
-    changed["self-fig"]["image/png"] = base64.b64encode(bytes(png)).decode()
-    changed["self-mean"]["text/plain"] = "0.5"
-    del changed["self-sum-timed"]
-    assert set(glue_differences(glued, changed)) == {
-        "self-fig (image/png): image bytes differ",
-        f"self-mean (text/plain): {glued['self-mean']['text/plain']!r} vs '0.5'",
-        "self-sum-timed: glued by only one execution",
-    }

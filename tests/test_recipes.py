@@ -31,8 +31,6 @@ def test_recipe_tasks_carry_their_length_power():
         assert dataclasses.replace(seed_task, length_power=2.0) == task  # nothing else changes
     uniform = [a for a in recipes.RECIPE_DEPARTURES if a.task_changes]
     assert [a.task_changes for a in uniform] == [{"length_power": 0.0}]
-    with pytest.raises(TypeError, match="task must be a TaskConfig; got str"):
-        recipes.seed_notebook_task("copy")  # type: ignore[arg-type]
 
 
 def test_fast_recipe_is_smaller_than_the_seed_recipe():
@@ -68,15 +66,6 @@ def test_held_out_sets_are_fixed_and_distinct():
                        recipes.held_out_set(recipes.REVERSE_TASK, 5).tgt)
 
 
-def test_recipes_reject_bad_input():
-    with pytest.raises(TypeError, match="task"):
-        recipes.small_model("copy")  # type: ignore[arg-type]
-    with pytest.raises(TypeError, match="task"):
-        recipes.held_out_set(None)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="n"):
-        recipes.held_out_set(TaskConfig("copy", num_symbols=2, min_len=1, max_len=1), 5)
-
-
 def test_validation_and_test_sets_are_disjoint_and_fixed():
     validation, test = recipes.held_out_split(recipes.COPY_TASK, 50, 80)
     assert (len(validation), len(test)) == (50, 80)
@@ -86,8 +75,6 @@ def test_validation_and_test_sets_are_disjoint_and_fixed():
     assert len(keys) == 50 and len(test_keys) == 80 and not keys & test_keys
     again, _ = recipes.held_out_split(recipes.COPY_TASK, 50, 80)
     assert torch.equal(again.src, validation.src)
-    with pytest.raises(ValueError, match="test"):
-        recipes.held_out_split(recipes.COPY_TASK, 10, 0)
 
 
 def test_longer_set_holds_only_untrained_lengths():
@@ -96,8 +83,6 @@ def test_longer_set_holds_only_untrained_lengths():
     assert longer.lengths.min() == task.max_len + 1 and longer.lengths.max() == 14
     assert longer.src.shape == (200, 14) and torch.equal(longer.src, longer.tgt)  # copy task
     assert recipes.small_model(task).max_len >= 14 + 2  # the recipe's model can read them
-    with pytest.raises(ValueError, match="max_len must exceed the task's max_len 10"):
-        recipes.longer_set(task, 10)
 
 
 def test_paper_peak_scales_the_schedule_to_the_papers_peak():
@@ -110,8 +95,6 @@ def test_paper_peak_scales_the_schedule_to_the_papers_peak():
     assert slow.learning_rate(slow.warmup, config.d_model) == pytest.approx(
         recipes.PAPER_PEAK_LR, rel=1e-12)
     assert slow.warmup == training.warmup and slow.betas == training.betas
-    with pytest.raises(TypeError, match="training"):
-        recipes.paper_peak(config, None)
 
 
 def test_departures_undo_one_setting_each():

@@ -14,7 +14,6 @@ import re
 
 import pytest
 from site_utils import (
-    HTML,
     CodeLine,
     chapter_numbers,
     code_cell_lines,
@@ -219,35 +218,6 @@ MEASURE_COLUMNS_JS = """() => {
     return Object.fromEntries(Object.entries(columns)
         .filter(([, w]) => w.length).map(([k, w]) => [k, Math.min(...w)]));
 }"""
-
-
-@pytest.mark.browser
-def test_code_columns_at_1280_px() -> None:
-    """The three column widths above are what the rendered chapters hold: Chromium at 1280 px
-    fits at least that many characters in every code cell of the kind, and the narrowest holds
-    fewer than two more (so no limit is looser than the page)."""
-    from playwright.sync_api import sync_playwright
-    from test_browser import LAUNCH_ARGS, chromium_path
-
-    limits = {"body": CODE_COLUMN, "folded": FOLDED_COLUMN, "solution": SOLUTION_COLUMN}
-    narrowest: dict[str, float] = {}
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True,
-                                             chromium_sandbox=False, args=LAUNCH_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            for docname in CHAPTERS:
-                page.goto((HTML / f"{docname}.html").as_uri())
-                page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
-                for kind, chars in page.evaluate(MEASURE_COLUMNS_JS).items():
-                    narrowest[kind] = min(chars, narrowest.get(kind, chars))
-        finally:
-            browser.close()
-    assert set(narrowest) == set(limits), f"no code cell of some kind on the pages: {narrowest}"
-    for kind, chars in narrowest.items():
-        assert limits[kind] <= chars < limits[kind] + 2, \
-            f"{kind} code column holds {chars:.1f} characters at 1280 px; the limit is " \
-            f"{limits[kind]}"
 
 
 @pytest.mark.parametrize("docname", list(CHAPTERS))

@@ -119,55 +119,13 @@ def test_sequence_keys_are_exact(a, b):
     assert (keys[0] == keys[1]).item() == (a == b)
 
 
-def test_bad_config():
+def test_refusals_where_a_wrong_value_would_not_fail():
+    # an unknown task name would be sorted, a unique draw of too many pairs would never end,
+    # and keys past 2**63 would overflow and collide
     with pytest.raises(ValueError, match="name"):
         TaskConfig("shuffle")
-    with pytest.raises(ValueError, match="num_symbols"):
-        TaskConfig(num_symbols=0)
-    with pytest.raises(TypeError, match="max_len"):
-        TaskConfig(max_len=2.0)
-    with pytest.raises(ValueError, match="min_len"):
-        TaskConfig(min_len=5, max_len=4)
-
-
-def test_bad_apply_task():
-    with pytest.raises(ValueError, match="name"):
-        apply_task("rotate", SRC, LENGTHS)
-    with pytest.raises(ValueError, match="src"):
-        apply_task("copy", SRC[0], LENGTHS)
-    with pytest.raises(TypeError, match="src"):
-        apply_task("copy", SRC.float(), LENGTHS)
-    with pytest.raises(ValueError, match="lengths"):
-        apply_task("copy", SRC, LENGTHS[:2])
-    with pytest.raises(ValueError, match="lengths"):
-        apply_task("copy", SRC, torch.tensor([3, 2, 5]))
-    with pytest.raises(TypeError, match="lengths"):
-        apply_task("copy", SRC, LENGTHS.float())
-
-
-def test_bad_sample_task_and_keys():
     g = torch.Generator().manual_seed(0)
-    with pytest.raises(TypeError, match="config"):
-        sample_task("copy", 5, g)
-    with pytest.raises(ValueError, match="n"):
-        sample_task(TaskConfig(), 0, g)
-    with pytest.raises(TypeError, match="generator"):
-        sample_task(TaskConfig(), 5, 0)
-    with pytest.raises(ValueError, match="exclude"):
-        sample_task(TaskConfig(), 5, g, exclude=torch.zeros(2, 2, dtype=torch.long))
-    for bad in (-1.0, float("nan"), float("inf")):
-        with pytest.raises(ValueError, match="length_power"):
-            sample_task(TaskConfig(), 5, g, length_power=bad)
-    for bad in ("2", True, None):
-        with pytest.raises(TypeError, match="length_power"):
-            sample_task(TaskConfig(), 5, g, length_power=bad)
-    with pytest.raises(TypeError, match="config"):
-        length_probabilities("copy", 1.0)
-    with pytest.raises(ValueError, match="n must be at most 12"):
+    with pytest.raises(ValueError, match=r"^n\b"):
         sample_task(TaskConfig(num_symbols=3, min_len=1, max_len=2), 13, g, unique=True)
-    with pytest.raises(ValueError, match="src"):
-        sequence_keys(torch.zeros(3, dtype=torch.long), 10)
     with pytest.raises(ValueError, match="vocab_size"):
         sequence_keys(torch.zeros(1, 40, dtype=torch.long), 10)
-    with pytest.raises(ValueError, match="vocab_size"):
-        sequence_keys(torch.zeros(1, 4, dtype=torch.long), 0)

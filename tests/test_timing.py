@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -46,23 +45,17 @@ def test_time_call_on_the_real_clock() -> None:
     assert 0 < result.min <= result.median <= result.max
 
 
-def test_timing_is_frozen() -> None:
-    with pytest.raises(dataclasses.FrozenInstanceError):
-        Timing(1.0, 1.0, 1.0, 1).median = 2.0  # type: ignore[misc]
-
-
 @pytest.mark.parametrize(("kwargs", "error", "name"), [
     ({"fn": 3}, TypeError, "fn"), ({"fn": None}, TypeError, "fn"),
     ({"repeats": 0}, ValueError, "repeats"), ({"repeats": 2.0}, TypeError, "repeats"),
     ({"repeats": True}, TypeError, "repeats"), ({"warmup": -1}, ValueError, "warmup"),
-    ({"warmup": 0.5}, TypeError, r"warmup must be a non-negative int; got float 0.5"),
-    ({"warmup": True}, TypeError, r"warmup must be a non-negative int; got bool True"),
+    ({"warmup": 0.5}, TypeError, "warmup"), ({"warmup": True}, TypeError, "warmup"),
 ])
 def test_time_call_rejects_bad_arguments(kwargs: dict[str, Any], error: type[Exception],
                                          name: str) -> None:
     calls = []
     arguments: dict[str, Any] = {"fn": lambda: calls.append(1), "repeats": 2, "warmup": 0}
     arguments.update(kwargs)
-    with pytest.raises(error, match=name):
+    with pytest.raises(error, match=rf"^{name}\b"):
         time_call(arguments.pop("fn"), **arguments)
     assert not calls, "fn must not run when the arguments are bad"

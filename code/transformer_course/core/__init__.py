@@ -83,16 +83,16 @@ from .training import (
 )
 
 __all__ = [
-    "BOS_ID", "EOS_ID", "PAD_ID", "Batch", "DecoderLayer", "Embeddings", "EncoderLayer",
-    "Evaluation", "LearnedPositionalEmbedding", "Metrics", "MultiHeadAttention",
-    "PositionwiseFeedForward", "Residual", "SinusoidalPositionalEncoding", "TrainConfig",
-    "TrainResult", "Transformer", "TransformerConfig", "accuracies", "beam_search",
-    "causal_mask", "combine_masks", "count_parameters", "decoder_self_attention_mask",
-    "evaluate", "evaluate_decoding", "greedy_decode", "label_smoothed_loss", "length_penalty",
-    "loss_floor", "make_batch", "make_optimizer", "model_step_function", "naive_softmax",
-    "noam_lr", "pad_sequences", "padding_mask_from_lengths", "padding_mask_from_tokens",
-    "peak_lr", "scaled_dot_product_attention", "scaled_dot_product_attention_numpy",
-    "sequence_log_prob", "shift_targets", "sinusoidal_encoding", "sinusoidal_encoding_numpy",
-    "sinusoidal_frequencies", "sinusoidal_wavelengths", "smoothed_targets", "softmax", "teacher_forced_loss",
-    "train", "train_step", "trim_batch", "wrap_sources",
+    "accuracies", "Batch", "beam_search", "BOS_ID", "causal_mask", "combine_masks",
+    "count_parameters", "decoder_self_attention_mask", "DecoderLayer", "Embeddings",
+    "EncoderLayer", "EOS_ID", "evaluate", "evaluate_decoding", "Evaluation", "greedy_decode",
+    "label_smoothed_loss", "LearnedPositionalEmbedding", "length_penalty", "loss_floor",
+    "make_batch", "make_optimizer", "Metrics", "model_step_function", "MultiHeadAttention",
+    "naive_softmax", "noam_lr", "PAD_ID", "pad_sequences", "padding_mask_from_lengths",
+    "padding_mask_from_tokens", "peak_lr", "PositionwiseFeedForward", "Residual",
+    "scaled_dot_product_attention", "scaled_dot_product_attention_numpy", "sequence_log_prob",
+    "shift_targets", "sinusoidal_encoding", "sinusoidal_encoding_numpy",
+    "sinusoidal_frequencies", "sinusoidal_wavelengths", "SinusoidalPositionalEncoding",
+    "smoothed_targets", "softmax", "teacher_forced_loss", "train", "train_step", "TrainConfig",
+    "TrainResult", "Transformer", "TransformerConfig", "trim_batch", "wrap_sources",
 ]

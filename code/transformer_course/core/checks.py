@@ -1,11 +1,9 @@
 """Argument checks for the functions and classes a reader calls directly (the boundary).
 
-Each check raises ``TypeError`` (wrong kind of object) or ``ValueError`` (wrong value or shape)
-with a message that names the argument, what was expected and what arrived. Inner layers, the
-experiments and the figures trust their callers and check nothing.
-
-Shapes are written as documentation: ``shapes.tensor("key", key, "B T_k d_model")``, after the
-query has bound ``B`` and ``d_model``, rejects a key of any other batch size or width.
+Each raises ``TypeError`` (wrong kind of object) or ``ValueError`` (wrong value or shape) with a
+message that starts with the argument's name, then says what was expected and what arrived.
+Shapes read as documentation: ``shapes.tensor("key", key, "B T_k d_model")``, after the query
+bound ``B`` and ``d_model``, rejects a key of any other batch size or width.
 """
 
 from __future__ import annotations
@@ -19,6 +17,7 @@ import numpy as np
 import torch
 
 ArrayType = type[np.ndarray] | type[torch.Tensor]
+_WORDS = {"float": "floating-point", "int": "integer", "bool": "boolean"}
 
 
 def check_instance(name: str, value: Any, kind: type | tuple[type, ...]) -> None:
@@ -62,25 +61,18 @@ def _dtype_kind(x: np.ndarray | torch.Tensor) -> str:
     if isinstance(x, torch.Tensor):
         return ("bool" if x.dtype == torch.bool else "float" if x.is_floating_point()
                 else "other" if x.is_complex() else "int")
-    return ("bool" if x.dtype == np.bool_ else "float" if np.issubdtype(x.dtype, np.floating)
-            else "int" if np.issubdtype(x.dtype, np.integer) else "other")
-
-
-_WORDS = {"float": "floating-point", "int": "integer", "bool": "boolean"}
+    return {"b": "bool", "f": "float", "i": "int", "u": "int"}.get(x.dtype.kind, "other")
 
 
 def _parse(spec: str) -> tuple[bool, list[str]]:
     """``"... T_q d_k"`` -> (True, ["T_q", "d_k"]): whether leading dimensions are free."""
     dims = spec.split()
-    return (True, dims[1:]) if dims[:1] == ["..."] else (False, dims)
+    return dims[:1] == ["..."], dims[1:] if dims[:1] == ["..."] else dims
 
 
 class Shapes:
-    """Named dimensions shared by the arguments of one call, bound by the first that has them.
-
-    Args:
-        **sizes: dimensions known in advance, e.g. ``d_model=16``.
-    """
+    """Named dimensions shared by the arguments of one call, bound by the first that has them
+    (``Shapes(d_model=16)`` binds one in advance)."""
 
     def __init__(self, **sizes: int) -> None:
         self.sizes: dict[str, int] = dict(sizes)
@@ -93,14 +85,9 @@ class Shapes:
 
     def tensor(self, name: str, x: Any, spec: str, dtype: str | torch.dtype | None = "float",
                kind: ArrayType = torch.Tensor) -> dict[str, int]:
-        """Check ``x`` against ``spec`` and bind the sizes it fixes; return every bound size.
-
-        Args:
-            spec: dimension names, ``...`` first for any leading dimensions; no size may be 0.
-            dtype: "float", "int", "bool", None (any), or a torch dtype that ``x`` must have
-                exactly (a module's parameters'; any float while autocast is on).
-            kind: ``torch.Tensor`` or ``np.ndarray``.
-        """
+        """Check ``x`` (a ``kind``) against ``spec`` (names, ``...`` first for any leading
+        dimensions; no size 0) and ``dtype`` ("float", "int", "bool", None: any, or a module's
+        torch dtype, any float under autocast); bind the sizes it fixes and return all."""
         if not isinstance(x, kind):
             raise TypeError(f"{name} must be a {kind.__name__} of shape {self.describe(spec)}; "
                             f"got {type(x).__name__}")
@@ -126,12 +113,9 @@ class Shapes:
         return dict(sizes)
 
     def mask(self, name: str, mask: Any, spec: str, kind: ArrayType = torch.Tensor) -> None:
-        """A boolean mask (True = may attend) whose dimensions are each 1 or the bound size.
-
-        With ``...`` first in ``spec`` it broadcasts as in NumPy (fewer dimensions allowed);
-        without, it needs all of them: is a 2-D mask (B, T_k) or (T_q, T_k)? Say which with
-        ``mask[:, None]`` or ``mask[None]``.
-        """
+        """A boolean mask (True = may attend), each dimension 1 or the bound size; with ``...``
+        first it may have fewer dimensions (NumPy broadcasting), else all: a 2-D mask could mean
+        (B, T_k) or (T_q, T_k), so the caller says which (``mask[:, None]`` or ``mask[None]``)."""
         if not isinstance(mask, kind):
             raise TypeError(f"{name} must be a boolean {kind.__name__} of shape "
                             f"{self.describe(spec)}; got {type(mask).__name__}")
@@ -139,8 +123,8 @@ class Shapes:
         target = (*(self.batch or ()), *(self.sizes[d] for d in named))
         shape = tuple(int(s) for s in mask.shape)
         fits = len(shape) <= len(target) if lead else len(shape) == len(target)
-        if not fits or any(s not in (1, t) for s, t in zip(shape[::-1], target[::-1],
-                                                            strict=False)):
+        pairs = zip(shape[::-1], target[::-1], strict=False)
+        if not fits or any(s not in (1, t) for s, t in pairs):
             raise ValueError(f"{name} must have shape {self.describe(spec)}, each dimension of "
                              f"size 1 or that size; got {shape}")
         if _dtype_kind(mask) != "bool":
@@ -149,8 +133,8 @@ class Shapes:
 
 def check_token_ids(name: str, tokens: Any, vocab_size: int | None, spec: str = "B T",
                     shapes: Shapes | None = None, max_len: int | None = None) -> dict[str, int]:
-    """Integer ids in [0, vocab_size) (None: any id >= 0) of shape ``spec``, at most
-    ``max_len`` long; returns the sizes ``shapes`` (a new one if None) has bound."""
+    """Integer ids in [0, vocab_size) (None: >= 0) of shape ``spec``, at most ``max_len`` long;
+    returns the sizes ``shapes`` (a new one if None) has bound."""
     sizes = (shapes or Shapes()).tensor(name, tokens, spec, dtype="int")
     if max_len is not None and tokens.shape[-1] > max_len:
         raise ValueError(f"{name} must be at most max_len={max_len} long; "
@@ -167,8 +151,5 @@ def check_ids(high: int | None = None, **ids: Any) -> None:
     """Special token ids (``bos_id=1, eos_id=2, ...``): ints in [0, high], all different."""
     for name, value in ids.items():
         check_int(name, value, low=0, high=high)
-    names = list(ids)
-    for i, a in enumerate(names):
-        for b in names[i + 1:]:
-            if ids[a] == ids[b]:
-                raise ValueError(f"{a} and {b} must differ; got {ids[a]} for both")
+        if list(ids.values()).count(value) > 1:
+            raise ValueError(f"{name} must differ from the other special ids {ids}; got {value}")
