@@ -49,15 +49,3 @@ def test_perfect_outputs_score_one():
                        for row, n in zip(data.tgt, data.lengths, strict=True)])
     assert (accuracy_by_length(outputs, data)["sequence accuracy"] == 1).all()
     assert (accuracy_by_position(outputs, data) == 1).all()
-
-
-def test_bad_inputs():
-    data = pairs()
-    with pytest.raises(TypeError, match=r"outputs must be a torch.Tensor"):
-        accuracy_by_length([[1, 2]], data)
-    with pytest.raises(ValueError, match=r"outputs must have one row per pair of data"):
-        accuracy_by_length(torch.ones(3, 5, dtype=torch.long), data)
-    with pytest.raises(TypeError, match=r"outputs must hold integer ids"):
-        accuracy_by_position(torch.ones(4, 5), data)
-    with pytest.raises(TypeError, match=r"data must be a TaskData"):
-        accuracy_by_position(torch.ones(4, 5, dtype=torch.long), "data")

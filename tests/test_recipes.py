@@ -9,7 +9,7 @@ import torch
 
 from transformer_course.core.model import Transformer, count_parameters
 from transformer_course.experiments.ch6_training import recipes
-from transformer_course.experiments.ch6_training.tasks import TaskConfig, sequence_keys
+from transformer_course.experiments.ch6_training.tasks import sequence_keys
 
 
 def test_seed_notebook_recipe_is_the_stated_one():

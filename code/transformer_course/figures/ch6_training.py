@@ -12,7 +12,6 @@ import torch
 from matplotlib.figure import Figure
 
 from transformer_course.core.batching import Batch
-from transformer_course.core.checks import check_array, check_instance, check_positive_int
 from transformer_course.core.loss import smoothed_targets
 from transformer_course.core.training import TrainConfig, TrainResult
 
@@ -20,9 +19,6 @@ from transformer_course.core.training import TrainConfig, TrainResult
 def plot_lr_schedules(d_model: int, warmups: Sequence[int], steps: int,
                       scale: float = 1.0) -> Figure:
     """The paper's learning rate against the step, one curve per warm-up length."""
-    check_positive_int("steps", steps)
-    if not warmups:
-        raise ValueError("warmups must hold at least one warm-up length")
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     x = np.arange(1, steps + 1)
     for warmup in warmups:
@@ -40,11 +36,6 @@ def plot_lr_schedules(d_model: int, warmups: Sequence[int], steps: int,
 def plot_label_smoothing_targets(vocab_size: int, label: int, epsilons: Sequence[float],
                             names: Sequence[str] | None = None) -> Figure:
     """Bar charts of the target distribution q for one label, one panel per epsilon."""
-    check_positive_int("vocab_size", vocab_size)
-    if not epsilons:
-        raise ValueError("epsilons must hold at least one value")
-    if names is not None and len(names) != vocab_size:
-        raise ValueError(f"names must have vocab_size={vocab_size} entries; got {len(names)}")
     fig, axes = plt.subplots(1, len(epsilons), figsize=(3.3 * len(epsilons), 3.0), sharey=True,
                              squeeze=False)
     for ax, eps in zip(axes[0], epsilons, strict=True):
@@ -62,7 +53,6 @@ def plot_label_smoothing_targets(vocab_size: int, label: int, epsilons: Sequence
 def plot_training_curves(result: TrainResult, floor: float | None = None,
                     title: str = "") -> Figure:
     """Training loss per step (left) and held-out accuracies at each check (right)."""
-    check_instance("result", result, TrainResult)
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(7.6, 3.2))
     steps = np.arange(1, result.steps + 1)
     ax_loss.plot(steps, result.losses, lw=1)
@@ -88,9 +78,6 @@ def plot_training_curves(result: TrainResult, floor: float | None = None,
 
 def plot_batch_masks(batch: Batch, index: int = 0) -> Figure:
     """The source padding mask and the target causal-and-padding mask of one batch row."""
-    check_instance("batch", batch, Batch)
-    if not 0 <= index < len(batch):
-        raise ValueError(f"index must lie in [0, {len(batch)}); got {index}")
     src = batch.src_mask[index]  # (1, S)
     tgt = batch.tgt_mask[index]  # (T, T)
     fig, (a, b) = plt.subplots(1, 2, figsize=(7.0, 3.2),
@@ -113,12 +100,7 @@ def plot_attention_heads(weights: torch.Tensor, query_labels: Sequence[str],
         weights: (h, T_q, T_k) attention weights of one example.
         query_labels: T_q tick labels (rows). key_labels: T_k tick labels (columns).
     """
-    check_array("weights", weights, kind=torch.Tensor, ndim=3, shape="(h, T_q, T_k)",
-                floating=True)
     h, T_q, T_k = weights.shape
-    if len(query_labels) != T_q or len(key_labels) != T_k:
-        raise ValueError(f"query_labels and key_labels must have {T_q} and {T_k} entries; got "
-                         f"{len(query_labels)} and {len(key_labels)}")
     fig, axes = plt.subplots(1, h, figsize=(2.9 * h + 0.6, 3.2), squeeze=False,
                              layout="constrained")
     for i, ax in enumerate(axes[0]):
@@ -142,21 +124,13 @@ def plot_length_generalisation(by_length: Sequence[pd.DataFrame],
     sequences longer than any trained on. One line per model (e.g. per seed).
 
     Args:
-        by_length: one :func:`generalisation.accuracy_by_length` table per model.
+        by_length: one ``experiments.ch6_training.generalisation.accuracy_by_length`` table
+            per model.
         by_position: one (L,) array per model, the accuracy at output positions 1 .. L.
         trained_max_len: the longest length trained on (shaded up to it). chance: 1 / symbols.
     """
-    check_positive_int("trained_max_len", trained_max_len)
-    if not by_length or len(by_length) != len(by_position):
-        raise ValueError(f"by_length and by_position must hold one entry per model, at least "
-                         f"one; got {len(by_length)} and {len(by_position)}")
     fig, (left, right) = plt.subplots(1, 2, figsize=(7.6, 3.1), sharey=True)
     for index, (table, accuracy) in enumerate(zip(by_length, by_position, strict=True)):
-        check_instance(f"by_length[{index}]", table, pd.DataFrame)
-        if not {"length", "sequence accuracy"} <= set(table.columns):
-            raise ValueError(f"by_length[{index}] must have the columns 'length' and "
-                             f"'sequence accuracy'; got {list(table.columns)}")
-        check_array(f"by_position[{index}]", accuracy, kind=np.ndarray, ndim=1, shape="(L,)")
         style = {"color": f"C{index}", "ms": 3, "lw": 1.2, "label": f"seed {index}"}
         left.plot(table["length"], table["sequence accuracy"], "o-", **style)
         right.plot(np.arange(1, len(accuracy) + 1), accuracy, "o-", **style)
@@ -182,14 +156,9 @@ def plot_warmup_losses(curves: Mapping[str, Sequence[Sequence[float]]], steps: i
             ``steps`` (stopped early), the band then covers the runs still going.
         steps: how many steps to draw.
     """
-    check_positive_int("steps", steps)
-    if not curves:
-        raise ValueError("curves must hold at least one setting")
     fig, ax = plt.subplots(figsize=(6.8, 3.4))
     styles = ("-", "--", "-", "--")
     for index, (name, runs) in enumerate(curves.items()):
-        if not runs or any(len(run) == 0 for run in runs):
-            raise ValueError(f"curves[{name!r}] must hold at least one non-empty loss sequence")
         width = min(steps, max(len(run) for run in runs))
         table = np.full((len(runs), width), np.nan)
         for row, run in enumerate(runs):

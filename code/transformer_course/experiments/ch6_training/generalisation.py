@@ -13,21 +13,13 @@ import torch
 from torch import nn
 
 from transformer_course.core.batching import EOS_ID, PAD_ID
-from transformer_course.core.checks import check_array, check_instance
 from transformer_course.core.training import accuracies
 
 from .tasks import TaskData
 
 
-def _check_outputs(outputs: torch.Tensor, data: TaskData) -> torch.Tensor:
-    """The (n, L) labels-aligned predictions (BOS dropped) of checked (n, L') ``outputs``."""
-    check_array("outputs", outputs, kind=torch.Tensor, ndim=2, shape="(n, L)")
-    check_instance("data", data, TaskData)
-    if outputs.is_floating_point() or outputs.dtype == torch.bool:
-        raise TypeError(f"outputs must hold integer ids; got dtype {outputs.dtype}")
-    if len(data) == 0 or outputs.shape[0] != len(data):
-        raise ValueError(f"outputs must have one row per pair of data, at least one "
-                         f"({len(data)}); got shape {tuple(outputs.shape)}")
+def _predictions(outputs: torch.Tensor, data: TaskData) -> torch.Tensor:
+    """(n, L + 1) predictions aligned with :func:`_labels` from (n, L') ``outputs`` (BOS first)."""
     width = data.tgt.shape[1] + 1  # the symbols, then EOS
     return nn.functional.pad(outputs[:, 1:], (0, width), value=PAD_ID)[:, :width]
 
@@ -45,14 +37,14 @@ def accuracy_by_length(outputs: torch.Tensor, data: TaskData) -> pd.DataFrame:
 
     Args:
         outputs: (n, L') decoded ids in the decoders' format (BOS first, EOS, then padding),
-            e.g. from ``training.evaluate_decoding``.
+            e.g. from ``core.training.evaluate_decoding``.
         data: the n pairs decoded.
 
     Returns:
         columns "length", "pairs", "sequence accuracy", "token accuracy" (fractions; tokens
-        include the end-of-sequence label, as in :func:`training.accuracies`).
+        include the end-of-sequence label, as in :func:`core.training.accuracies`).
     """
-    predicted, labels = _check_outputs(outputs, data), _labels(data)
+    predicted, labels = _predictions(outputs, data), _labels(data)
     rows = []
     for length in sorted(set(data.lengths.tolist())):
         picked = data.lengths == length  # (n,)
@@ -73,7 +65,7 @@ def accuracy_by_position(outputs: torch.Tensor, data: TaskData) -> np.ndarray:
         (L,) float64: at index i, the share of pairs with at least i + 1 symbols whose decoded
         symbol i + 1 is right (end-of-sequence labels not included).
     """
-    predicted = _check_outputs(outputs, data)[:, :-1]  # (n, L): symbols only
+    predicted = _predictions(outputs, data)[:, :-1]  # (n, L): symbols only
     symbols = torch.arange(data.tgt.shape[1])[None, :] < data.lengths[:, None]  # (n, L)
     right = (predicted == data.tgt) & symbols
     return (right.sum(dim=0) / symbols.sum(dim=0).clamp(min=1)).double().numpy()

@@ -21,10 +21,10 @@ from dataclasses import replace
 
 import torch
 
-from transformer_course.core.checks import check_instance, check_positive_int
 from transformer_course.core.model import TransformerConfig
 from transformer_course.core.schedule import peak_lr
 from transformer_course.core.training import TrainConfig
+from transformer_course.paper import ADAM_BETAS, BASE_MODEL, DROPOUT, WARMUP_STEPS
 
 from .ablations import Ablation
 from .tasks import TaskConfig, TaskData, sample_task
@@ -53,9 +53,10 @@ FAST_TRAINING = TrainConfig(
     eval_every=10,
 )
 
-PAPER_BETA_1 = 0.9  # Adam's beta_1 in the paper (section 5.3)
-PAPER_DROPOUT = 0.1  # P_drop of the paper's base model (section 5.4)
-PAPER_PEAK_LR = peak_lr(512, 4000)  # the paper's schedule peaks at (512 * 4000)^-0.5 (sec. 5.3)
+PAPER_BETA_1 = ADAM_BETAS[0]  # Adam's beta_1 in the paper (section 5.3)
+PAPER_DROPOUT = DROPOUT  # P_drop of the paper's base model (section 5.4)
+# the paper's schedule peaks at (d_model * warmup)^-0.5 = (512 * 4000)^-0.5 (section 5.3)
+PAPER_PEAK_LR = peak_lr(BASE_MODEL["d_model"], WARMUP_STEPS)
 RECIPE_DEPARTURES = (  # FAST_TRAINING with one departure from the paper undone (chapter 6)
     Ablation("beta_1 = 0.9", "Adam's beta_1 as in the paper",
              train_changes={"betas": (PAPER_BETA_1, FAST_TRAINING.betas[1])}),
@@ -68,7 +69,9 @@ RECIPE_DEPARTURES = (  # FAST_TRAINING with one departure from the paper undone 
 SEED_NOTEBOOK_TRAINING = TrainConfig(
     steps=400,  # 20 epochs x 20 batches
     batch_size=32,
-    constant_lr=1e-3,  # plain Adam at 1e-3, no schedule
+    peak_lr=1e-3,  # plain Adam at a constant 1e-3, no schedule
+    warmup=0,
+    decay="constant",
     betas=(0.9, 0.999),  # PyTorch's Adam defaults
     adam_eps=1e-8,
     label_smoothing=0.0,
@@ -77,18 +80,13 @@ SEED_NOTEBOOK_TRAINING = TrainConfig(
 )
 
 
-def _vocab(task: TaskConfig) -> int:
-    check_instance("task", task, TaskConfig)
-    return task.vocab_size
-
-
 def small_model(task: TaskConfig) -> TransformerConfig:
     """The fast recipe's model for ``task``: 1 + 1 layers of width 32, 2 heads, no dropout.
 
     Its ``max_len`` leaves room for sequences twice as long as the task's, so that the trained
     model can be tested on them (the sinusoids have no parameters: training is unchanged).
     """
-    V = _vocab(task)
+    V = task.vocab_size
     return TransformerConfig(V, V, d_model=32, num_heads=2, num_encoder_layers=1,
                              num_decoder_layers=1, d_ff=64, dropout=0.0,
                              max_len=2 * task.max_len + 2)
@@ -96,15 +94,13 @@ def small_model(task: TaskConfig) -> TransformerConfig:
 
 def paper_peak(model_config: TransformerConfig, training: TrainConfig) -> TrainConfig:
     """``training`` with its schedule scaled to peak at the paper's rate, ``PAPER_PEAK_LR``."""
-    check_instance("model_config", model_config, TransformerConfig)
-    check_instance("training", training, TrainConfig)
     scale = PAPER_PEAK_LR / peak_lr(model_config.d_model, training.warmup)
     return replace(training, lr_scale=scale)
 
 
 def seed_notebook_model(task: TaskConfig) -> TransformerConfig:
     """The seed notebook's model for ``task``: 2 + 2 layers of width 64, 2 heads, dropout 0.1."""
-    V = _vocab(task)
+    V = task.vocab_size
     return TransformerConfig(V, V, d_model=64, num_heads=2, num_encoder_layers=2,
                              num_decoder_layers=2, d_ff=128, dropout=0.1,
                              max_len=task.max_len + 2)
@@ -112,13 +108,11 @@ def seed_notebook_model(task: TaskConfig) -> TransformerConfig:
 
 def seed_notebook_task(task: TaskConfig) -> TaskConfig:
     """``task`` as the seed notebook trained on it: lengths drawn uniformly."""
-    _vocab(task)
     return replace(task, length_power=0.0)
 
 
 def held_out_set(task: TaskConfig, n: int = HELD_OUT_SIZE) -> TaskData:
     """``n`` distinct held-out pairs of ``task``, from the task's fixed held-out seed."""
-    _vocab(task)
     generator = torch.Generator().manual_seed(HELD_OUT_SEEDS[task.name])
     return sample_task(task, n, generator, unique=True)
 
@@ -129,8 +123,6 @@ def held_out_split(task: TaskConfig, validation: int = VALIDATION_SIZE,
 
     The validation set decides when training stops; the test set is only reported on.
     """
-    check_positive_int("validation", validation)
-    check_positive_int("test", test)
     pairs = held_out_set(task, validation + test)
     return _rows(pairs, slice(0, validation)), _rows(pairs, slice(validation, None))
 
@@ -138,10 +130,6 @@ def held_out_split(task: TaskConfig, validation: int = VALIDATION_SIZE,
 def longer_set(task: TaskConfig, max_len: int, n: int = HELD_OUT_SIZE) -> TaskData:
     """``n`` distinct pairs of ``task`` with lengths task.max_len + 1 .. ``max_len`` (uniform):
     longer than any sequence the training stream draws."""
-    _vocab(task)
-    check_positive_int("max_len", max_len)
-    if max_len <= task.max_len:
-        raise ValueError(f"max_len must exceed the task's max_len {task.max_len}; got {max_len}")
     longer = replace(task, min_len=task.max_len + 1, max_len=max_len, length_power=0.0)
     generator = torch.Generator().manual_seed(LONGER_SEEDS[task.name])
     return sample_task(longer, n, generator, unique=True)

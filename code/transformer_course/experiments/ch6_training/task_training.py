@@ -12,7 +12,6 @@ import torch
 from torch import nn
 
 from transformer_course.core.batching import Batch, make_batch, trim_batch
-from transformer_course.core.checks import check_array, check_instance, check_positive_int
 from transformer_course.core.model import Transformer, TransformerConfig
 from transformer_course.core.training import TrainConfig, TrainResult, train
 
@@ -28,19 +27,10 @@ def task_batches(config: TaskConfig, batch_size: int, generator: torch.Generator
         batch_size: sequences per batch. generator: a seeded torch.Generator.
         exclude: keys (from ``tasks.sequence_keys``) of held-out sources never to draw.
     """
-    check_instance("config", config, TaskConfig)
-    check_positive_int("batch_size", batch_size)
-    check_instance("generator", generator, torch.Generator)
-    if exclude is not None:
-        check_array("exclude", exclude, kind=torch.Tensor, ndim=1, shape="(m,)")
-
-    def stream() -> Iterator[Batch]:
-        while True:
-            data = sample_task(config, batch_size, generator, exclude=exclude,
-                               length_power=config.length_power)
-            yield trim_batch(make_batch(data.src, data.tgt))
-
-    return stream()
+    while True:
+        data = sample_task(config, batch_size, generator, exclude=exclude,
+                           length_power=config.length_power)
+        yield trim_batch(make_batch(data.src, data.tgt))
 
 
 def train_on_task(task: TaskConfig, model_config: TransformerConfig, config: TrainConfig,
@@ -57,15 +47,6 @@ def train_on_task(task: TaskConfig, model_config: TransformerConfig, config: Tra
     Returns:
         the trained model (in eval mode) and the :class:`TrainResult`.
     """
-    check_instance("task", task, TaskConfig)
-    check_instance("model_config", model_config, TransformerConfig)
-    check_instance("config", config, TrainConfig)
-    check_instance("held_out", held_out, TaskData)
-    check_instance("exclude", exclude, (TaskData, type(None)), "TaskData or None")
-    for name in ("src_vocab_size", "tgt_vocab_size"):
-        if getattr(model_config, name) < task.vocab_size:
-            raise ValueError(f"model_config.{name} must be at least the task's vocab_size "
-                             f"{task.vocab_size}; got {getattr(model_config, name)}")
     torch.manual_seed(config.seed)
     model = Transformer(model_config)
     generator = torch.Generator().manual_seed(config.seed)
