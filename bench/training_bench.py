@@ -1,8 +1,8 @@
 """Time to a held-out accuracy target: the chapter's recipe against the seed notebook's recipe.
 
-Both recipes come from ``transformer_course.recipes`` and train models built by the package, on
-the same tasks and held-out sets, in the same run. "Time" is training time only: the held-out
-checks that decide when the target is reached are not counted.
+Both recipes come from ``experiments.ch6_training.recipes`` and train models built by the
+package, on the same tasks and held-out sets, in the same run. "Time" is training time only:
+the held-out checks that decide when the target is reached are not counted.
 """
 
 from __future__ import annotations

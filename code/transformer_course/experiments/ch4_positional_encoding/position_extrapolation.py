@@ -32,8 +32,6 @@ from transformer_course.core.training import TrainConfig, train
 
 from .rotary import rotate
 
-POSITION_KINDS = ("none", "sinusoidal", "learned", "rope")
-
 
 @dataclass(frozen=True)
 class CopyTaskConfig:
