@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pytest
 import torch
 
 from transformer_course.core.batching import (
@@ -82,45 +81,3 @@ def test_task_batches_are_seeded_and_avoid_excluded():
         padded = torch.nn.functional.pad(inner, (0, config.max_len - inner.shape[1]))
         assert not torch.isin(sequence_keys(padded, config.vocab_size), keys).any()
 
-
-def test_bad_input():
-    with pytest.raises(TypeError, match="sequences"):
-        pad_sequences(torch.zeros(2, 3, dtype=torch.long))
-    with pytest.raises(ValueError, match="sequences"):
-        pad_sequences([])
-    with pytest.raises(ValueError, match=r"sequences\[1\]"):
-        pad_sequences([torch.tensor([1]), torch.zeros(2, 2)])
-    with pytest.raises(ValueError, match="length"):
-        pad_sequences([torch.tensor([1, 2, 3])], length=2)
-    with pytest.raises(TypeError, match="pad_id"):
-        pad_sequences([torch.tensor([1])], pad_id=0.5)
-    with pytest.raises(ValueError, match="tgt"):
-        shift_targets(torch.tensor([1, 2]))
-    with pytest.raises(ValueError, match="eos_id"):
-        shift_targets(torch.tensor([[3, 4]]), eos_id=-1)
-    with pytest.raises(ValueError, match="must differ"):
-        shift_targets(torch.tensor([[3, 4]]), bos_id=0)
-    with pytest.raises(ValueError, match="padding only after"):
-        shift_targets(torch.tensor([[3, 0, 4]]))
-    with pytest.raises(ValueError, match="B"):
-        make_batch(torch.ones(2, 3, dtype=torch.long), torch.ones(3, 3, dtype=torch.long))
-    with pytest.raises(TypeError, match="src"):
-        make_batch(torch.ones(2, 3), torch.ones(2, 3, dtype=torch.long))
-    with pytest.raises(ValueError, match="tgt"):
-        make_batch(torch.ones(2, 3, dtype=torch.long), torch.ones(2, 3, 1, dtype=torch.long))
-    with pytest.raises(TypeError, match="batch"):
-        trim_batch({"src": 1})
-    with pytest.raises(ValueError, match=r"src must have 2 dimensions, shape \(B, S\); got 1 "
-                                         r"dimensions, shape \(2,\)"):
-        wrap_sources(torch.tensor([3, 4]))
-    g = torch.Generator()
-    with pytest.raises(ValueError, match="batch_size"):
-        task_batches(TaskConfig(), 0, g)
-    with pytest.raises(TypeError, match="config"):
-        task_batches("copy", 4, g)
-    with pytest.raises(TypeError, match="generator"):
-        task_batches(TaskConfig(), 4, 7)
-    with pytest.raises(ValueError, match="exclude"):
-        task_batches(TaskConfig(), 4, g, exclude=torch.zeros(1, 1, dtype=torch.long))
-    with pytest.raises(ValueError, match=r"length_power must be a finite number >= 0; got -0.5"):
-        task_batches(TaskConfig(length_power=-0.5), 4, g)  # the task carries length_power now
