@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from transformer_course.experiments.ch7_translation import corpus, data, studies
-from transformer_course.experiments.ch7_translation.recipe import TranslationTraining
+from transformer_course.experiments.ch7_translation import corpus, data, recipe, studies
 from transformer_course.notebook import set_threads
 
 from .stats import format_table
@@ -28,14 +27,14 @@ def run_translation_bench(*, quick: bool = False, repeats: int = 3) -> dict:
     split = (data.split_numbers(train=2000, validation=50, test=50) if quick
              else data.split_numbers())
     german = corpus.prepare(split)
-    training = TranslationTraining()
+    training = recipe.RECIPE
     if quick:
         training = replace(training, steps=20, warmup=10, eval_every=10)
     runs = []
     for seed in range(repeats):
-        _, history, row = studies.main_run(german, seed, training)
+        _, result, row = studies.main_run(german, seed, training)
         runs.append({**row, "steps": training.steps, "losses_first_last": (
-            history.losses[0], history.losses[-1])})
+            result.losses[0], result.losses[-1])})
     worst_exact = min(r[name]["exact_match"] for r in runs for name in ("test", "test_shapes"))
     return {"runs": runs, "threads": 1, "steps": training.steps, "target": TARGET,
             "budget_s": BUDGET_S, "worst_test_exact": worst_exact,

@@ -45,8 +45,6 @@ def test_links_carry_over_to_bpe_pieces():
     assert alignment.project_links(gold.german, gold.links, ["fünfund", "vierzig"]) == [
         (1, 2), (0,)]
     assert alignment.piece_of_morpheme(gold.german, ["fünfund", "vierzig"]) == [0, 0, 1, 1]
-    with pytest.raises(ValueError, match="same word"):
-        alignment.project_links(gold.german, gold.links, ["fünf"])
 
 
 @pytest.fixture(scope="module")
@@ -100,15 +98,3 @@ def test_alignment_score_of_a_real_model_is_a_fraction(tiny):
     scores = alignment.alignment_scores(model, pairs, [g.links for g in golds])
     assert scores.per_head.shape == (2, 2) and scores.per_layer.shape == (2,)
     assert ((scores.per_head >= 0) & (scores.per_head <= 1)).all()
-
-
-def test_alignment_rejects_bad_input(tiny):
-    model, pairs, golds = tiny
-    with pytest.raises(ValueError, match="number"):
-        alignment.gold_alignment(0)
-    with pytest.raises(ValueError, match="links"):
-        alignment.alignment_scores(model, pairs, [g.links for g in golds[:2]])
-    with pytest.raises(TypeError, match="model"):
-        alignment.alignment_scores("model", pairs, [g.links for g in golds])
-    with pytest.raises(ValueError, match="no role"):
-        alignment.german_roles(["vier", "tausend", "hundert", "hundert"])

@@ -76,26 +76,3 @@ def test_corpus_pairs_numbers_with_their_words():
                              (1234, "one thousand, two hundred and thirty-four",
                               "eintausendzweihundertvierunddreißig")]
     assert len(data.make_corpus(np.array([7]), "en", "fr")) == 1
-
-
-def test_data_rejects_bad_input():
-    with pytest.raises(ValueError, match="number"):
-        data.number_words(0)
-    with pytest.raises(TypeError, match="number"):
-        data.number_words(4.5)
-    with pytest.raises(ValueError, match="lang"):
-        data.number_words(4, "xx")
-    with pytest.raises(ValueError, match="target_lang"):
-        data.make_corpus([4], "en", "en")
-    with pytest.raises(ValueError, match="numbers"):
-        data.make_corpus([0, 4])
-    with pytest.raises(TypeError, match="numbers"):
-        data.make_corpus("45")
-    with pytest.raises(ValueError, match="zero_rate"):
-        data.split_numbers(zero_rate=1.5)
-    with pytest.raises(ValueError, match="n must be"):
-        data.draw_numbers(np.arange(1, 10), 20, np.random.default_rng(0))
-    with pytest.raises(TypeError, match="rng"):
-        data.draw_numbers(np.arange(1, 10), 2, 0)
-    with pytest.raises(ValueError, match="bound"):
-        data.extrapolation_split(2)

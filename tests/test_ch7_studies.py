@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from transformer_course.experiments.ch7_translation import corpus, data, recipe, studies
+from transformer_course import paper
+from transformer_course.experiments.ch7_translation import corpus, data, measure, studies
 
 
 @pytest.fixture(scope="module")
@@ -45,26 +46,21 @@ def test_adding_training_numbers_keeps_the_split_clean():
     assert len(grown.test) == 45
 
 
-def test_variants_reject_unknown_fields(small):
-    morphemes, _ = small
-    config = recipe.model_config(len(morphemes.pipeline.source_vocab),
-                                 len(morphemes.pipeline.target_vocab))
-    bad = studies.Variant("bad", "", model_changes={"heads": 2})
-    with pytest.raises(ValueError, match="unknown TransformerConfig fields"):
-        studies.run_variants(morphemes, config, recipe.TranslationTraining(), [bad])
-    with pytest.raises(ValueError, match="seeds"):
-        studies.run_variants(morphemes, config, recipe.TranslationTraining(), seeds=[])
-    with pytest.raises(ValueError, match="set_name"):
-        studies.links_for(morphemes, "dev")
+def test_every_variant_stands_beside_a_row_of_the_papers_table3():
     assert set(studies.PAPER_TABLE3) == {v.name for v in studies.TABLE3_VARIANTS}
+    rows = [row for row in studies.PAPER_TABLE3.values() if row is not None]
+    assert len(rows) == len(studies.TABLE3_VARIANTS) - 1  # "no positional encoding" is not
+    assert all(row in paper.TABLE3.values() for row in rows)
 
 
 def test_precomputed_measurements_cover_the_chapter():
-    from transformer_course.experiments.ch7_translation import measured
-
-    assert [row["seed"] for row in measured.MAIN] == [0, 1, 2]
+    measured = measure.stored()
+    assert set(measured) == set(measure.TABLES)
+    assert [row["seed"] for row in measured["MAIN"]] == [0, 1, 2]
     assert all(row["test"]["exact_match"] >= 99 and row["test_shapes"]["exact_match"] >= 99
-               for row in measured.MAIN)
-    names = [v.name for v in studies.TABLE3_VARIANTS]
-    assert list(measured.TABLE3_SHORT) == names == list(measured.TABLE3_FULL)
-    assert all(len(v["exact_uniform"]) == 3 for v in measured.TABLE3_SHORT.values())
+               for row in measured["MAIN"])
+    names = {v.name for v in studies.TABLE3_VARIANTS}
+    assert set(measured["TABLE3_SHORT"]) == names == set(measured["TABLE3_FULL"])
+    assert set(measured["SCHEDULES"]) == {v.name for v in measure.SCHEDULE_VARIANTS}
+    assert set(measured["SEGMENTATION_FULL"]) == {str(t) for t in measure.SEGMENTATIONS}
+    assert all(len(v["exact_uniform"]) == 3 for v in measured["TABLE3_SHORT"].values())

@@ -6,42 +6,36 @@ from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from matplotlib.figure import Figure
 
-from transformer_course.core.checks import check_array, check_instance, check_number
-from transformer_course.experiments.ch7_translation.recipe import History
+from transformer_course.core.training import TrainResult
 from transformer_course.experiments.ch7_translation.translate import Translation
 
 
-def plot_translation_curves(history: History, floor: float | None = None,
+def plot_translation_curves(result: TrainResult, floor: float | None = None,
                             window: int = 25) -> Figure:
     """Training loss (moving mean) and validation loss against the step, with validation
     exact match on a second axis.
 
     Args:
-        history: a training run's record. floor: the label-smoothed loss floor, drawn as a
-            dashed line. window: steps averaged in the training curve.
+        result: a ``recipe.train_translation`` run (its evaluations hold ``recipe.Validation``
+            records). floor: the label-smoothed loss floor, drawn as a dashed line.
+            window: steps averaged in the training curve.
     """
-    check_instance("history", history, History)
-    if not history.checks:
-        raise ValueError("history must hold at least one validation check")
-    if floor is not None:
-        check_number("floor", floor, low=0)
-    losses = np.asarray(history.losses)
+    losses = np.asarray(result.losses)
     window = max(1, min(window, len(losses)))
     smooth = np.convolve(losses, np.ones(window) / window, mode="valid")
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     ax.plot(np.arange(window, len(losses) + 1), smooth, label="training (with dropout)")
-    steps = [c.step for c in history.checks]
-    ax.plot(steps, [c.loss for c in history.checks], "o-", ms=3, label="validation")
+    steps = [e.step for e in result.evaluations]
+    ax.plot(steps, [e.metrics.loss for e in result.evaluations], "o-", ms=3, label="validation")
     if floor is not None:
         ax.axhline(floor, color="0.4", ls="--", lw=1, label="label-smoothing floor")
     ax.set_xlabel("step")
     ax.set_ylabel("label-smoothed loss")
     ax.set_ylim(bottom=0)
     right = ax.twinx()
-    right.plot(steps, [100 * c.exact_match for c in history.checks], color="C2", lw=1,
+    right.plot(steps, [100 * e.metrics.exact_match for e in result.evaluations], color="C2", lw=1,
                label="validation exact match")
     right.set_ylabel("exact match (%)", color="C2")
     right.set_ylim(0, 101)
@@ -63,18 +57,12 @@ def plot_crossing(translations: Sequence[Translation], layer: int = -1) -> Figur
 
     Row t is the query that writes German token t; column s is English position s.
     """
-    if not translations:
-        raise ValueError("translations must hold at least one Translation")
     fig, axes = plt.subplots(1, len(translations), squeeze=False, layout="constrained",
                              figsize=(3.0 * len(translations) + 0.8, 3.6),
                              width_ratios=[len(t.source_tokens) + 2 for t in translations])
-    for i, (ax, t) in enumerate(zip(axes[0], translations, strict=True)):
-        check_instance(f"translations[{i}]", t, Translation)
-        weights = t.cross[layer]
-        check_array(f"translations[{i}].cross[{layer}]", weights, kind=torch.Tensor, ndim=3,
-                    shape="(h, T, S)")
+    for ax, t in zip(axes[0], translations, strict=True):
         rows, cols = _labels(t)
-        image = ax.imshow(weights.mean(dim=0).numpy(), cmap="viridis", vmin=0, vmax=1,
+        image = ax.imshow(t.cross[layer].mean(dim=0).numpy(), cmap="viridis", vmin=0, vmax=1,
                           aspect="auto")
         ax.set_xticks(range(len(cols)), cols, rotation=90, fontsize=7)
         ax.set_yticks(range(len(rows)), rows, fontsize=7)

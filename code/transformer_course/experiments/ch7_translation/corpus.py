@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from transformer_course.core.checks import check_instance
-
 from .data import NumberSplit, ParallelCorpus, make_corpus
 from .pipeline import EncodedPairs, Pipeline, build_pipeline
 
@@ -38,15 +36,9 @@ def prepare(split: NumberSplit, target: str | int = "morphemes", *, source_lang:
         texts: the pairs of ``split`` if already written out (to try another segmentation
             without calling num2words again).
     """
-    check_instance("split", split, NumberSplit)
     if texts is None:
         texts = {name: make_corpus(getattr(split, name), source_lang, target_lang)
                  for name in SETS}
-    check_instance("texts", texts, dict, "dict of ParallelCorpus")
-    missing = [name for name in SETS if not isinstance(texts.get(name), ParallelCorpus)]
-    if missing:
-        raise ValueError(f"texts must hold a ParallelCorpus for each of {SETS}; missing "
-                         f"{missing}")
     pipe = build_pipeline(texts["train"], target)
     return TranslationData(split, texts, pipe, {name: pipe.encode(texts[name])
                                                 for name in SETS})

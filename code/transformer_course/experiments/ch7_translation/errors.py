@@ -11,8 +11,6 @@ from collections.abc import Sequence
 
 from num2words import num2words
 
-from transformer_course.core.checks import check_instance, check_int
-
 from .data import MAX_NUMBER
 from .subwords import GermanMorphemes
 
@@ -61,7 +59,6 @@ def _group(tokens: list[str]) -> int | None:
 
 def german_to_number(text: str) -> int | None:
     """The number 1 .. 999,999 that ``num2words`` writes as ``text`` in German, else None."""
-    check_instance("text", text, str)
     try:
         tokens = GermanMorphemes().split(text)
     except ValueError:
@@ -85,8 +82,6 @@ def classify_error(number: int, output: str) -> str:
     "digits swapped" (the same digits in another order); "wrong <place> digit" (one place
     wrong, e.g. "wrong thousands digit"); "several digits wrong".
     """
-    check_int("number", number, low=1, high=MAX_NUMBER)
-    check_instance("output", output, str)
     if output == num2words(number, lang="de"):
         return "correct"
     value = german_to_number(output)
@@ -104,9 +99,4 @@ def classify_error(number: int, output: str) -> str:
 
 def error_classes(numbers: Sequence[int], outputs: Sequence[str]) -> Counter[str]:
     """How many outputs fall into each class of :func:`classify_error` ("correct" included)."""
-    check_instance("numbers", numbers, (list, tuple), "list of ints")
-    check_instance("outputs", outputs, (list, tuple), "list of strings")
-    if len(numbers) != len(outputs):
-        raise ValueError(f"numbers and outputs must have one length; got {len(numbers)} and "
-                         f"{len(outputs)}")
     return Counter(classify_error(int(n), o) for n, o in zip(numbers, outputs, strict=True))

@@ -1,23 +1,27 @@
-"""Regenerate ``measured.py``, chapter 7's precomputed tables, from the package's own functions.
+"""Regenerate ``measured.json``, chapter 7's precomputed tables, from the package's own functions.
 
     python -m transformer_course.experiments.ch7_translation.measure \\
         [--only TABLE3_SHORT,FRENCH] [--seeds 0,1,2] [--out PATH]
 
-One function per table (see :data:`TABLES`) returns exactly what ``measured.py`` stores under
-that name: the same keys, rounding and units. :func:`render` writes the module text (the same
-tables give the same bytes). ``--only`` recomputes the tables it names and keeps the others as
-stored; the file is rewritten after each table. The whole file costs about two and a half
-CPU-hours on one thread; a table's cost is in its function's docstring.
+One function per table (see :data:`TABLES`) returns exactly what ``measured.json`` stores under
+that name: the same keys, rounding and units; :func:`stored` reads the file back. ``--only``
+recomputes the tables it names and keeps the others as stored; the file is rewritten after each
+table. The whole file costs about two and a half CPU-hours on one thread; a table's cost is in
+its function's docstring.
 
-Training is deterministic on one machine (same steps, same losses on every rerun), but matrix
-kernels may round differently on another CPU: accuracies then move by a few hundredths, steps
-to target by at most a check. Seconds are CPU seconds of the training loop and vary with the load.
+Every run: the chapter's split (``data.split_numbers()``, seed 0), model (``recipe.model_config``)
+and training (``recipe.RECIPE`` with the table's budget) unless a table says otherwise, seeds 0,
+1, 2, one torch thread. Exact match in %, per seed. Seconds are CPU seconds of the training loop
+on a shared 2-core machine (they vary by about 20 % with the load; steps do not). Training is
+deterministic on one machine (same steps, same losses on every rerun), but matrix kernels may
+round differently on another CPU: accuracies then move by a few hundredths, steps to target by
+at most a check.
 """
 
 from __future__ import annotations
 
 import argparse
-import pprint
+import json
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -27,18 +31,16 @@ from typing import Any
 
 import numpy as np
 
-from transformer_course.core.checks import check_instance, check_int
 from transformer_course.core.model import Transformer
+from transformer_course.core.training import TrainConfig, TrainResult
 from transformer_course.notebook import set_threads
 
 from . import corpus, data, metrics, recipe, studies, translate
 from .corpus import TranslationData
-from .recipe import History, TranslationTraining
 from .studies import TABLE3_VARIANTS, Variant
 
 SEEDS = (0, 1, 2)
 SHORT_STEPS, FULL_STEPS = 200, 600  # a budget where the baseline is not at its ceiling; the recipe
-WARMUP = TranslationTraining().warmup  # the recipe's warm-up, kept for every budget of 100+ steps
 TEST_SETS = ("test", "test_shapes")
 SEGMENTATIONS: tuple[str | int, ...] = ("morphemes", 60, 100, 200, 400)  # int: a BPE size
 SCHEDULE_VARIANTS = tuple(
@@ -49,6 +51,17 @@ BEAM_BUDGETS = (150, 200)  # steps: models stopped before the recipe's ceiling
 FRENCH_BUDGETS = (300, 600)  # steps: the exercise's suggested solution, and the recipe
 DIGIT_PLACE = 100_000  # the extrapolation fixes add numbers per leading (hundred-thousands) digit
 ADDED_ZERO_RATE = 0.3  # the added numbers are drawn like the training numbers (split_numbers)
+MEASURED_PATH = Path(__file__).with_name("measured.json")
+
+
+def stored(path: Path = MEASURED_PATH) -> dict[str, Any]:
+    """The tables ``measured.json`` holds (name -> table)."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def write(tables: Mapping[str, Any], path: Path = MEASURED_PATH) -> None:
+    """Store ``tables`` as JSON (sorted keys: the same tables give the same bytes)."""
+    path.write_text(json.dumps(tables, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 
 @dataclass(frozen=True)
@@ -60,11 +73,6 @@ class ExtrapolationCell:
     bound: int
     per_digit: int = 0
     beam: bool = True
-
-    def __post_init__(self) -> None:
-        check_int("bound", self.bound, low=3, high=data.MAX_NUMBER - 1)
-        check_int("per_digit", self.per_digit, low=0)
-        check_instance("beam", self.beam, bool)
 
 
 EXTRAPOLATION_CELLS = (
@@ -78,43 +86,24 @@ EXTRAPOLATION_CELLS = (
 # -- helpers -------------------------------------------------------------------------------------
 
 def _round(value: float | None, digits: int) -> float | None:
-    """``value`` rounded, or None where there is none (None or NaN: e.g. a target never reached)."""
-    return None if value is None or value != value else round(float(value), digits)
-
-
-def _step(value: float | None) -> int | None:
-    """A step to target as an int, None (or NaN) where it was never reached."""
-    return None if value is None or value != value else int(value)
-
-
-def _check_budgets(name: str, budgets: Sequence[int]) -> None:
-    check_instance(name, budgets, (list, tuple), "list of step counts")
-    if not budgets:
-        raise ValueError(f"{name} must hold at least one budget; got none")
-    for steps in budgets:
-        check_int(f"every entry of {name}", steps, low=2)
+    """``value`` rounded, or None where there is none (e.g. a target never reached)."""
+    return None if value is None else round(float(value), digits)
 
 
 def _german(german: TranslationData | None) -> TranslationData:
     """The chapter's data (``corpus.prepare(data.split_numbers())``) unless given."""
-    if german is None:
-        return corpus.prepare(data.split_numbers())
-    check_instance("german", german, TranslationData)
-    if german.pipeline.target_lang != "de":
-        raise ValueError(f"german must hold German targets; got {german.pipeline.target_lang!r}")
-    return german
+    return german or corpus.prepare(data.split_numbers())
 
 
-def training(steps: int, seed: int = 0) -> TranslationTraining:
+def training(steps: int, seed: int = 0) -> TrainConfig:
     """The recipe with a budget of ``steps``: schedule to zero at the last step, the recipe's
     warm-up (a tiny budget, as in the tests, warms up for half of it)."""
-    check_int("steps", steps, low=2)
-    return TranslationTraining(steps=steps, warmup=min(WARMUP, steps // 2), seed=seed)
+    return replace(recipe.RECIPE, steps=steps, warmup=min(recipe.RECIPE.warmup, steps // 2),
+                   seed=seed)
 
 
-def train(prepared: TranslationData, steps: int, seed: int) -> tuple[Transformer, History]:
+def train(prepared: TranslationData, steps: int, seed: int) -> tuple[Transformer, TrainResult]:
     """The chapter's model trained on ``prepared`` with :func:`training`."""
-    check_instance("prepared", prepared, TranslationData)
     config = recipe.model_config(len(prepared.pipeline.source_vocab),
                                  len(prepared.pipeline.target_vocab))
     return recipe.train_translation(config, training(steps, seed), prepared.pairs["train"],
@@ -136,7 +125,7 @@ def family(rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
         cell["exact_uniform"].append(_round(row["exact_uniform"], 2))
         cell["exact_shapes"].append(_round(row["exact_shapes"], 2))
         cell["perplexity"].append(_round(row["perplexity"], 3))
-        cell["reached_step"].append(_step(row["reached_step"]))
+        cell["reached_step"].append(row["reached_step"])
         cell["cpu_s"].append(_round(row["cpu_s"], 1))
         cell["params"] = row["params"]
     return table
@@ -149,7 +138,6 @@ def variant_table(german: TranslationData | None = None, *, variants: Sequence[V
     """``studies.run_variants`` on the chapter's data with a budget of ``steps`` (see
     :func:`family`). About 15 CPU s a run at 200 steps, 45 at 600 (checks included)."""
     german = _german(german)
-    studies.check_seeds(seeds)
     base = recipe.model_config(len(german.pipeline.source_vocab),
                                len(german.pipeline.target_vocab))
     return family(studies.run_variants(german, base, training(steps), variants, seeds))
@@ -190,7 +178,6 @@ def segmentation_short(german: TranslationData | None = None, *, seeds: Sequence
     ``str(target)``, with the mean target tokens per training pair (15 runs, about 3
     CPU-minutes)."""
     german = _german(german)
-    check_instance("targets", targets, (list, tuple), "list of segmentations")
     table = {}
     for target in targets:
         prepared = _segmented(german, target)
@@ -211,8 +198,6 @@ def segmentation_full(german: TranslationData | None = None, *, seeds: Sequence[
     strict (per morpheme) and per piece, with the best head by the strict score (15 runs, about
     13 CPU-minutes)."""
     german = _german(german)
-    studies.check_seeds(seeds)
-    check_instance("targets", targets, (list, tuple), "list of segmentations")
     table = {}
     for target in targets:
         prepared = _segmented(german, target)
@@ -220,9 +205,9 @@ def segmentation_full(german: TranslationData | None = None, *, seeds: Sequence[
             "reached_step", "reached_cpu_s", "test_exact", "test_shapes_exact",
             "align_strict_layer2", "align_pieces_layer2", "align_strict_best_head")}
         for seed in seeds:
-            model, history = train(prepared, steps, seed)
-            cell["reached_step"].append(history.reached_step)
-            cell["reached_cpu_s"].append(_round(history.reached_cpu_seconds, 1))
+            model, result = train(prepared, steps, seed)
+            cell["reached_step"].append(result.reached_step)
+            cell["reached_cpu_s"].append(_round(result.reached_cpu_seconds, 1))
             for name in TEST_SETS:
                 outputs = translate.decode(model, prepared.pipeline, prepared.pairs[name])
                 cell[f"{name}_exact"].append(exact(outputs, prepared, name))
@@ -242,7 +227,6 @@ def main_run(german: TranslationData, seed: int, steps: int = FULL_STEPS) -> dic
     outputs beam search (4, 0.6) changes on each test set, and the test set's alignment per
     decoder layer (heads averaged), per head, and per morpheme kind in the last layer."""
     german = _german(german)
-    check_int("seed", seed, low=0)
     model, _, run = studies.main_run(german, seed, training(steps))
     row: dict[str, Any] = {
         "seed": seed, "reached_step": run["reached_step"],
@@ -270,16 +254,12 @@ def main_runs(german: TranslationData | None = None, *, seeds: Sequence[int] = S
               steps: int = FULL_STEPS) -> list[dict[str, Any]]:
     """MAIN: :func:`main_run` for each seed (3 runs, about 4 CPU-minutes with beam search)."""
     german = _german(german)
-    studies.check_seeds(seeds)
     return [main_run(german, seed, steps) for seed in seeds]
 
 
 def numbers_above(split: data.NumberSplit, bound: int, per_digit: int) -> np.ndarray:
     """``per_digit`` numbers at or above ``bound`` for each leading digit there, drawn like the
     training numbers (zero rate 0.3) from outside the test sets; seeded by ``per_digit``."""
-    check_instance("split", split, data.NumberSplit)
-    check_int("bound", bound, low=3, high=data.MAX_NUMBER - 1)
-    check_int("per_digit", per_digit)
     pool = np.setdiff1d(np.arange(bound, data.MAX_NUMBER + 1),
                         np.union1d(split.test, split.test_shapes))
     digits = sorted({int(x) // DIGIT_PLACE for x in range(bound, data.MAX_NUMBER + 1, DIGIT_PLACE)})
@@ -293,13 +273,10 @@ def extrapolation_data(cell: ExtrapolationCell, **sizes: int) -> tuple[Translati
     :func:`numbers_above`, in place of as many training numbers drawn at random (seeded by
     ``per_digit``), so the training size is unchanged. ``sizes``: ``extrapolation_split``'s
     train, validation and test sizes (the chapter's by default)."""
-    check_instance("cell", cell, ExtrapolationCell)
     split = data.extrapolation_split(cell.bound, **sizes)
     if not cell.per_digit:
         return corpus.prepare(split), 0
     extra = numbers_above(split, cell.bound, cell.per_digit)
-    if len(extra) > len(split.train):
-        raise ValueError(f"cell adds {len(extra)} numbers to {len(split.train)} training numbers")
     keep = np.random.default_rng(cell.per_digit).choice(split.train, len(split.train) - len(extra),
                                                          replace=False)
     grown = studies.add_training_numbers(replace(split, train=np.sort(keep)), extra)
@@ -322,11 +299,7 @@ def extrapolation_scores(model: Transformer, prepared: TranslationData, beam: bo
         values[f"{name}_greedy"] = exact(greedy, prepared, name)
         groups = studies.german_by_groups(model, prepared, list(prepared.texts[name].numbers))
         values[f"{name}_groups"] = exact(groups, prepared, name)
-    kinds = (("greedy", "beam", "groups", "beam_changed_fixed_broken") if beam
-             else ("greedy", "groups"))
-    order = ([f"{name}_{kind}" for name in TEST_SETS for kind in kinds] if beam
-             else [f"{name}_{kind}" for kind in kinds for name in TEST_SETS])
-    return {key: values[key] for key in order}
+    return values
 
 
 def extrapolation(*, seeds: Sequence[int] = SEEDS,
@@ -337,8 +310,6 @@ def extrapolation(*, seeds: Sequence[int] = SEEDS,
     above it, per cell (see :class:`ExtrapolationCell`); keys "<bound> bounded" and
     "<bound> +<k>/digit (<numbers added>)" (24 runs, about 30 CPU-minutes). ``sizes``: the
     split's sizes (tests only)."""
-    studies.check_seeds(seeds)
-    check_instance("cells", cells, (list, tuple), "list of ExtrapolationCell")
     table: dict[str, dict[str, list[Any]]] = {}
     for cell in cells:
         prepared, added = extrapolation_data(cell, **(sizes or {}))
@@ -357,8 +328,6 @@ def beam_short_budget(german: TranslationData | None = None, *, seeds: Sequence[
     on each test set: exact match, (changed, fixed, broken), and the same for a beam without
     length penalty (alpha 0); keys "<steps> steps <set>" (6 runs, about 6 CPU-minutes)."""
     german = _german(german)
-    studies.check_seeds(seeds)
-    _check_budgets("budgets", budgets)
     table: dict[str, dict[str, list[Any]]] = {}
     for steps in budgets:
         for seed in seeds:
@@ -385,34 +354,27 @@ def french(prepared: TranslationData | None = None, *, seeds: Sequence[int] = SE
     """FRENCH: the exercise, English -> French words (``corpus.prepare(split, "words",
     target_lang="fr")``) with the recipe at each budget: test exact match, word BLEU on the
     test set, step to 99 % (6 runs, about 4 CPU-minutes)."""
-    if prepared is None:
-        prepared = corpus.prepare(data.split_numbers(), "words", target_lang="fr")
-    check_instance("prepared", prepared, TranslationData)
-    if prepared.pipeline.target_lang != "fr":
-        raise ValueError(f"prepared must hold French targets; got "
-                         f"{prepared.pipeline.target_lang!r}")
-    studies.check_seeds(seeds)
-    _check_budgets("budgets", budgets)
+    prepared = prepared or corpus.prepare(data.split_numbers(), "words", target_lang="fr")
     table = {}
     for steps in budgets:
         cell: dict[str, list[Any]] = {key: [] for key in (
             "test_exact", "test_shapes_exact", "word_bleu", "reached_step")}
         for seed in seeds:
-            model, history = train(prepared, steps, seed)
+            model, result = train(prepared, steps, seed)
             for name in TEST_SETS:
                 outputs = translate.decode(model, prepared.pipeline, prepared.pairs[name])
                 cell[f"{name}_exact"].append(exact(outputs, prepared, name))
                 if name == "test":
                     refs = list(prepared.texts[name].target)
                     cell["word_bleu"].append(_round(metrics.word_bleu(outputs, refs), 2))
-            cell["reached_step"].append(history.reached_step)
+            cell["reached_step"].append(result.reached_step)
         table[f"{steps} steps"] = cell
     return table
 
 
-# -- the module ----------------------------------------------------------------------------------
+# -- the file ------------------------------------------------------------------------------------
 
-TABLES: dict[str, Callable[..., Any]] = {  # measured.py's tables, in its order
+TABLES: dict[str, Callable[..., Any]] = {  # measured.json's tables
     "TABLE3_SHORT": table3_short, "TABLE3_FULL": table3_full,
     "SEGMENTATION_SHORT": segmentation_short, "SCHEDULES": schedules,
     "SEGMENTATION_FULL": segmentation_full, "MAIN": main_runs, "EXTRAPOLATION": extrapolation,
@@ -420,120 +382,30 @@ TABLES: dict[str, Callable[..., Any]] = {  # measured.py's tables, in its order
 }
 OWN_DATA = ("EXTRAPOLATION", "FRENCH")  # the tables that do not train on the chapter's data
 
-HEADER = '''\
-"""Measurements behind chapter 7, precomputed (they cost more CPU than the chapter may spend).
-
-Written by ``python -m transformer_course.experiments.ch7_translation.measure`` (``measure.py``,
-one function per table, named below; about 2.5 CPU-hours in all; ``--only MAIN,FRENCH`` redoes
-some tables and keeps the others). tests/test_ch7_measured.py reruns a cell of each table.
-
-Every run: the chapter's split (``data.split_numbers()``, seed 0), model (``recipe.model_config``)
-and training (``recipe.TranslationTraining``) unless a table says otherwise, seeds 0, 1, 2, one
-torch thread. Exact match in %, per seed. Seconds are CPU seconds of training on a shared 2-core
-machine (they vary by about 20 % with the load; steps do not). The tables:
-
-- MAIN (``main_runs``): the recipe, 600 steps; step and seconds to 99 % on both validation sets;
-  greedy test scores (BLEU on morphemes, word BLEU, chrF); beam (4, 0.6) outputs changed on
-  [test, shapes]; cross-attention alignment on the test set per decoder layer (heads averaged)
-  and head.
-- TABLE3_SHORT / TABLE3_FULL (``table3_short`` / ``table3_full``): ``studies.run_variants`` with
-  ``studies.TABLE3_VARIANTS`` at a budget of 200 / 600 steps (schedule to zero at the end of
-  each); validation exact match.
-- SEGMENTATION_SHORT (``segmentation_short``): the same at 200 steps for each target
-  segmentation (BPE sizes as keys).
-- SEGMENTATION_FULL (``segmentation_full``): 600 steps; test exact match and the alignment of the
-  last decoder layer: strict (per morpheme, ``alignment_on(..., per_morpheme=True)``) and per
-  piece.
-- SCHEDULES (``schedules``): 600 steps, "decay peak_lr".
-- EXTRAPOLATION (``extrapolation``): ``data.extrapolation_split(bound)``; greedy, beam and
-  group-by-group (``studies.german_by_groups``) exact match above the bound; "+k/digit (n)": k
-  numbers per unseen leading digit added to training (n in all, training size unchanged).
-- BEAM_SHORT_BUDGET (``beam_short_budget``): models trained for 150 or 200 steps; greedy against
-  beam (4, 0.6): (changed, fixed, broken) of 2,000, and with alpha 0.
-- FRENCH (``french``): the exercise (English -> French words), 300 and 600 steps.
-"""
-
-# ruff: noqa: E501
-'''
-
-
-def render(tables: Mapping[str, Any]) -> str:
-    """The text of ``measured.py`` holding ``tables`` (one value for each name of
-    :data:`TABLES`): :data:`HEADER`, then each table in :data:`TABLES`' order as
-    ``pprint.pformat(value, width=99, compact=True, sort_dicts=False)``."""
-    check_instance("tables", tables, Mapping, "mapping of table names to values")
-    missing = [name for name in TABLES if name not in tables]
-    unknown = sorted(set(tables) - set(TABLES))
-    if missing or unknown:
-        raise ValueError(f"tables must hold exactly {list(TABLES)}; missing {missing}, "
-                         f"unknown {unknown}")
-    return HEADER + "".join(
-        f"\n{name} = {pprint.pformat(tables[name], width=99, compact=True, sort_dicts=False)}\n"
-        for name in TABLES)
-
-
-def stored() -> dict[str, Any]:
-    """The tables ``measured.py`` holds now."""
-    from . import measured
-
-    return {name: getattr(measured, name) for name in TABLES}
-
-
-def measure(name: str, seeds: Sequence[int] = SEEDS,
-            german: TranslationData | None = None) -> Any:
-    """Table ``name`` of :data:`TABLES`, measured anew (``german``: the chapter's data, if
-    already prepared; the tables of :data:`OWN_DATA` make their own)."""
-    if name not in TABLES:
-        raise ValueError(f"name must be one of {list(TABLES)}; got {name!r}")
-    if name in OWN_DATA:
-        return TABLES[name](seeds=seeds)
-    return TABLES[name](german, seeds=seeds)
-
-
-MEASURED_PATH = Path(__file__).with_name("measured.py")
-
-
-def _names(text: str) -> tuple[str, ...]:
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
-    unknown = [n for n in names if n not in TABLES]
-    if not names or unknown:
-        raise argparse.ArgumentTypeError(f"tables must be among {list(TABLES)}; got {text!r}")
-    return names
-
-
-def _seeds(text: str) -> tuple[int, ...]:
-    try:
-        seeds = tuple(int(s) for s in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"seeds must be ints separated by commas; got {text!r}"
-                                         ) from None
-    if any(s < 0 for s in seeds):
-        raise argparse.ArgumentTypeError(f"seeds must be 0 or more; got {text!r}")
-    return seeds
-
 
 def main(argv: Sequence[str] | None = None) -> None:
     """The command line (see the module's docstring)."""
     parser = argparse.ArgumentParser(
         prog="python -m transformer_course.experiments.ch7_translation.measure",
         description=__doc__.splitlines()[0])
-    parser.add_argument("--only", type=_names, default=tuple(TABLES),
+    parser.add_argument("--only", default=",".join(TABLES),
                         help="tables to recompute, comma-separated (default: all); the others "
                              "are kept as stored")
-    parser.add_argument("--seeds", type=_seeds, default=SEEDS,
-                        help="seeds, comma-separated (default: 0,1,2)")
+    parser.add_argument("--seeds", default="0,1,2", help="seeds, comma-separated")
     parser.add_argument("--out", type=Path, default=MEASURED_PATH,
-                        help="file to write (default: the package's measured.py)")
+                        help="file to write (default: the package's measured.json)")
     args = parser.parse_args(argv)
-    if args.seeds != SEEDS and args.out.resolve() == MEASURED_PATH.resolve():
-        parser.error("measured.py holds seeds 0,1,2: other seeds need --out")
+    seeds = tuple(int(s) for s in args.seeds.split(","))
+    if seeds != SEEDS and args.out.resolve() == MEASURED_PATH.resolve():
+        parser.error("measured.json holds seeds 0,1,2: other seeds need --out")
     set_threads(1)
     tables = stored()
     german = corpus.prepare(data.split_numbers())
-    for name in args.only:
+    for name in args.only.split(","):
         start = time.process_time()
-        tables[name] = measure(name, args.seeds, german)
-        args.out.write_text(render(tables), encoding="utf-8")
+        own = name in OWN_DATA
+        tables[name] = TABLES[name](seeds=seeds) if own else TABLES[name](german, seeds=seeds)
+        write(tables, args.out)
         print(f"{name}: {time.process_time() - start:.0f} CPU s, written to {args.out}",
               file=sys.stderr, flush=True)
 

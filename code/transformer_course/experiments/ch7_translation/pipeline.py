@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from transformer_course.core.batching import PAD_ID, pad_sequences
-from transformer_course.core.checks import check_instance, check_int
+from transformer_course.core.checks import check_choice
 
 from .data import ParallelCorpus
 from .subwords import (
@@ -71,9 +71,6 @@ class Pipeline:
 
     def encode(self, corpus: ParallelCorpus) -> EncodedPairs:
         """Every pair of ``corpus`` as padded ids."""
-        check_instance("corpus", corpus, ParallelCorpus)
-        if not len(corpus):
-            raise ValueError("corpus must hold at least one pair; got none")
         src = pad_sequences([self.encode_source(t) for t in corpus.source])
         tgt = pad_sequences([self.encode_target(t) for t in corpus.target])
         return EncodedPairs(torch.tensor(corpus.numbers, dtype=torch.long), src, tgt)
@@ -90,20 +87,11 @@ def build_pipeline(train: ParallelCorpus, target: str | int = "morphemes") -> Pi
             French), or an int: the size of a byte-pair encoding learned on the targets of
             ``train``. The source side is always cut into words.
     """
-    check_instance("train", train, ParallelCorpus)
-    if not len(train):
-        raise ValueError("train must hold at least one pair; got none")
     if isinstance(target, str):
-        if target not in TARGET_KINDS:
-            raise ValueError(f"target must be one of {TARGET_KINDS} or a BPE size; "
-                             f"got {target!r}")
-        if target == "morphemes" and train.target_lang != "de":
-            raise ValueError(f"target 'morphemes' needs German targets; got target_lang "
-                             f"{train.target_lang!r}")
+        check_choice("target", target, TARGET_KINDS)  # any other name would cut into words
         target_segmenter: Segmenter = (GermanMorphemes() if target == "morphemes"
                                        else WordSegmenter())
     else:
-        check_int("target", target, low=2)
         target_segmenter = learn_bpe(train.target, target)
     source_segmenter = WordSegmenter()
     source_vocab = Vocabulary.build(source_segmenter.split(t) for t in train.source)

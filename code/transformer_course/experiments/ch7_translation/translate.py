@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import torch
 
 from transformer_course.core.batching import BOS_ID, EOS_ID, PAD_ID, wrap_sources
-from transformer_course.core.checks import check_instance, check_int, check_number
+from transformer_course.core.checks import check_choice
 from transformer_course.core.decoding import (
     beam_search,
     greedy_decode,
@@ -22,17 +22,17 @@ from transformer_course.core.decoding import (
 )
 from transformer_course.core.masks import padding_mask_from_tokens
 from transformer_course.core.model import Transformer
+from transformer_course.paper import BEAM_SIZE, LENGTH_PENALTY_ALPHA
 
-from .data import MAX_NUMBER, number_words
+from .data import number_words
 from .pipeline import EncodedPairs, Pipeline
-
-PAPER_BEAM, PAPER_ALPHA = 4, 0.6  # section 6.1
 
 
 @torch.no_grad()
 def decode(model: Transformer, pipeline: Pipeline, pairs: EncodedPairs, *,
-           method: str = "greedy", beam_size: int = PAPER_BEAM, alpha: float = PAPER_ALPHA,
-           chunk: int = 500, extra_len: int = 4) -> list[str]:
+           method: str = "greedy", beam_size: int = BEAM_SIZE,
+           alpha: float = LENGTH_PENALTY_ALPHA, chunk: int = 500, extra_len: int = 4,
+           ) -> list[str]:
     """Translate the sources of ``pairs``; one text per pair. Their targets only bound the
     output length (the longest target plus ``extra_len`` tokens).
 
@@ -40,13 +40,7 @@ def decode(model: Transformer, pipeline: Pipeline, pairs: EncodedPairs, *,
         method: "greedy" or "beam". beam_size, alpha: beam-search settings (the paper's 4, 0.6).
         chunk: sources decoded together. extra_len: tokens allowed beyond the longest target.
     """
-    check_instance("model", model, Transformer)
-    check_instance("pipeline", pipeline, Pipeline)
-    check_instance("pairs", pairs, EncodedPairs)
-    if method not in ("greedy", "beam"):
-        raise ValueError(f"method must be 'greedy' or 'beam'; got {method!r}")
-    check_int("chunk", chunk)
-    check_int("extra_len", extra_len, low=0)
+    check_choice("method", method, ("greedy", "beam"))  # any other name would run beam search
     max_len = min(pairs.tgt.shape[1] + 2 + extra_len, model.config.max_len)  # BOS .. EOS
     model.eval()
     texts: list[str] = []
@@ -72,19 +66,14 @@ class Hypothesis:
 
 
 @torch.no_grad()
-def n_best(model: Transformer, pipeline: Pipeline, source: str, *, beam_size: int = PAPER_BEAM,
-           alpha: float = PAPER_ALPHA, max_len: int = 40) -> list[Hypothesis]:
+def n_best(model: Transformer, pipeline: Pipeline, source: str, *, beam_size: int = BEAM_SIZE,
+           alpha: float = LENGTH_PENALTY_ALPHA, max_len: int = 40) -> list[Hypothesis]:
     """Beam search for one source text, returning every finished hypothesis, best first.
 
     The beam keeps ``beam_size`` live prefixes; a hypothesis finishes when EOS is among the
     ``beam_size`` best extensions of a step (the rule of ``core.beam_search``), and the search
     goes on until no live prefix can beat the worst of the ``beam_size`` best finished ones.
     """
-    check_instance("model", model, Transformer)
-    check_instance("pipeline", pipeline, Pipeline)
-    check_int("beam_size", beam_size)
-    check_number("alpha", alpha, low=0)
-    check_int("max_len", max_len, low=2, high=model.config.max_len)
     model.eval()
     src = wrap_sources(pipeline.encode_source(source)[None])  # (1, S)
     step = model_step_function(model, src, padding_mask_from_tokens(src, PAD_ID))
@@ -141,16 +130,14 @@ class Translation:
 
 
 def translate(model: Transformer, pipeline: Pipeline, source: int | str, *,
-              beam_size: int = PAPER_BEAM, alpha: float = PAPER_ALPHA) -> Translation:
+              beam_size: int = BEAM_SIZE, alpha: float = LENGTH_PENALTY_ALPHA) -> Translation:
     """Translate a number (written out in English first) or an English text.
 
     Returns the greedy output, the beam's alternatives with their scores, and the
     cross-attention of the best one.
     """
-    check_instance("source", source, (int, str), "int or str")
     reference = None
     if isinstance(source, int):
-        check_int("source", source, low=1, high=MAX_NUMBER)
         reference = number_words(source, pipeline.target_lang)
         source = number_words(source, pipeline.source_lang)
     tokens = tuple(pipeline.source.split(source))
