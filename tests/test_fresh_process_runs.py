@@ -17,6 +17,8 @@ import sys
 import textwrap
 
 RUN = textwrap.dedent("""\
+    from dataclasses import replace
+
     import torch
     from transformer_course.core.model import TransformerConfig
     from transformer_course.core.training import TrainConfig
@@ -37,10 +39,10 @@ RUN = textwrap.dedent("""\
     validation = pipe.encode(data.make_corpus(split.validation_shapes))
     config = recipe.model_config(len(pipe.source_vocab), len(pipe.target_vocab), d_model=16,
                                  num_heads=2, d_ff=32)
-    training = recipe.TranslationTraining(steps=20, warmup=5, batch_size=32, eval_every=10)
-    model, history = recipe.train_translation(config, training, pipe.encode(train), validation)
-    print("losses", history.losses)
-    print("checks", [(c.loss, c.exact_match) for c in history.checks])
+    training = replace(recipe.RECIPE, steps=20, warmup=5, batch_size=32, eval_every=10)
+    model, result = recipe.train_translation(config, training, pipe.encode(train), validation)
+    print("losses", list(result.losses))
+    print("checks", [(e.metrics.loss, e.metrics.exact_match) for e in result.evaluations])
     print("greedy", translate.decode(model, pipe, pipe.encode(data.make_corpus(split.test[:20]))))
 
     task = TaskConfig("reverse", num_symbols=4, min_len=2, max_len=4)
