@@ -79,6 +79,7 @@ EXEMPT = {
     "length_penalty": "a formula; beam_search checks alpha",
     "model_step_function": "builds the step of the decoders; the model's encode checks src",
     "train_step": "one step of train, which checks its arguments",
+    "attention": "the unchecked five steps; scaled_dot_product_attention checks, then calls it",
     "teacher_forced_loss": "the default loss of train_step",
     "TrainConfig.learning_rate": "the schedule of a checked TrainConfig",
 }

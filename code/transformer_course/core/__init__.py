@@ -17,6 +17,7 @@ so it can be read, and lifted out, on its own. Modules, in the order of the pape
 """
 
 from .attention import (
+    attention,
     naive_softmax,
     scaled_dot_product_attention,
     scaled_dot_product_attention_numpy,
@@ -83,7 +84,7 @@ from .training import (
 )
 
 __all__ = [
-    "accuracies", "Batch", "beam_search", "BOS_ID", "causal_mask", "combine_masks",
+    "accuracies", "attention", "Batch", "beam_search", "BOS_ID", "causal_mask", "combine_masks",
     "count_parameters", "decoder_self_attention_mask", "DecoderLayer", "Embeddings",
     "EncoderLayer", "EOS_ID", "evaluate", "evaluate_decoding", "Evaluation", "greedy_decode",
     "label_smoothed_loss", "LearnedPositionalEmbedding", "length_penalty", "loss_floor",

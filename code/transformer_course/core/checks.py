@@ -17,7 +17,8 @@ import numpy as np
 import torch
 
 ArrayType = type[np.ndarray] | type[torch.Tensor]
-_WORDS = {"float": "floating-point", "int": "integer", "bool": "boolean"}
+_WORDS = {"float": "floating-point", "int": "integer", "bool": "boolean",
+          np.ndarray: "NumPy array", torch.Tensor: "torch.Tensor"}
 
 
 def check_instance(name: str, value: Any, kind: type | tuple[type, ...]) -> None:
@@ -89,7 +90,7 @@ class Shapes:
         dimensions; no size 0) and ``dtype`` ("float", "int", "bool", None: any, or a module's
         torch dtype, any float under autocast); bind the sizes it fixes and return all."""
         if not isinstance(x, kind):
-            raise TypeError(f"{name} must be a {kind.__name__} of shape {self.describe(spec)}; "
+            raise TypeError(f"{name} must be a {_WORDS[kind]} of shape {self.describe(spec)}; "
                             f"got {type(x).__name__}")
         lead, named = _parse(spec)
         shape = tuple(int(s) for s in x.shape)
@@ -117,7 +118,7 @@ class Shapes:
         first it may have fewer dimensions (NumPy broadcasting), else all: a 2-D mask could mean
         (B, T_k) or (T_q, T_k), so the caller says which (``mask[:, None]`` or ``mask[None]``)."""
         if not isinstance(mask, kind):
-            raise TypeError(f"{name} must be a boolean {kind.__name__} of shape "
+            raise TypeError(f"{name} must be a boolean {_WORDS[kind]} of shape "
                             f"{self.describe(spec)}; got {type(mask).__name__}")
         lead, named = _parse(spec)
         target = (*(self.batch or ()), *(self.sizes[d] for d in named))

@@ -18,5 +18,5 @@
   BPE (``subwords``), the tokenised corpus (``pipeline``, ``corpus``), the 600-step recipe
   (``recipe``), decoding a number (``translate``), exact match, BLEU and chrF (``metrics``), errors
   (``errors``), gold alignments and their scores (``alignment``), the studies (``studies``) and
-  their precomputed tables (``measured``, written by ``measure``).
+  their precomputed tables (``measured.json``, written and read by ``measure``).
 """
