@@ -1,4 +1,4 @@
-"""Tests for transformer_course.attention_stats (no timed assertions)."""
+"""Tests for experiments.ch2_scaled_dot_product_attention.attention_stats (no timed assertions)."""
 
 from __future__ import annotations
 
@@ -98,41 +98,3 @@ def test_loglog_slope_recovers_the_exponent():
     x = np.array([2.0, 4.0, 8.0, 16.0])
     assert stats.loglog_slope(x, 3 * x**2) == pytest.approx(2.0, abs=1e-12)
     assert stats.loglog_slope(list(x), list(0.5 * x**-0.5)) == pytest.approx(-0.5, abs=1e-12)
-
-
-@pytest.mark.parametrize(("call", "error", "pattern"), [
-    (lambda: stats.dot_product_variance([]), ValueError, r"d_k_values must hold at least one"),
-    (lambda: stats.dot_product_variance(4), TypeError, r"d_k_values must be a sequence"),
-    (lambda: stats.dot_product_variance([4, 0]), ValueError, r"d_k_values\[1\] must be a positive"),
-    (lambda: stats.dot_product_variance([4], num_samples=1), ValueError, r"num_samples must be"),
-    (lambda: stats.dot_product_variance([4], seed=-1), ValueError, r"seed must be"),
-    (lambda: stats.attention_entropy(np.ones(3)), TypeError, r"weights must be a torch.Tensor"),
-    (lambda: stats.attention_entropy(torch.tensor(1.0)), ValueError,
-     r"weights must have at least 1 dimensions, shape \(\.\.\., T_k\); got 0"),
-    (lambda: stats.softmax_input_gradient(torch.ones(2, 3), torch.ones(2, 4)), ValueError,
-     r"upstream must have the shape of logits \(2, 3\); got \(2, 4\)"),
-    (lambda: stats.softmax_input_gradient(torch.ones(2, 3, dtype=torch.long), torch.ones(2, 3)),
-     TypeError, r"logits must have a floating-point dtype"),
-    (lambda: stats.softmax_saturation([4], T_k=0), ValueError, r"T_k must be a positive int"),
-    (lambda: stats.softmax_saturation([4], num_queries=2.5), TypeError, r"num_queries must be"),
-    (lambda: stats.attention_time_samples([8], paths=("jax",)), ValueError, r"paths must be"),
-    (lambda: stats.attention_time_samples([8], paths="numpy"), ValueError, r"paths must be"),
-    (lambda: stats.attention_time_samples([8], clock="gpu"), ValueError, r"clock must be one"),
-    (lambda: stats.attention_time_samples([8], threads=0), ValueError, r"threads must be a"),
-    (lambda: stats.attention_time_samples([8], rounds=0), ValueError, r"rounds must be a"),
-    (lambda: stats.attention_time(pd.DataFrame()), ValueError, r"samples must be"),
-    (lambda: stats.growth_exponent(_samples({8: [1.0]}), "p", 8, 16), ValueError,
-     r"two different lengths"),
-    (lambda: stats.growth_exponent(_samples({8: [1.0]}), "q", 8, 8), ValueError, r"path 'q'"),
-    (lambda: stats.attention_memory([8, -8]), ValueError, r"T_values\[1\] must be a positive"),
-    (lambda: stats.attention_memory([8], batch=0), ValueError, r"batch must be a positive"),
-    (lambda: stats.loglog_slope([1.0], [1.0]), ValueError,
-     r"x must be a 1-D sequence of at least 2 numbers, shape \(n,\); got shape \(1,\)"),
-    (lambda: stats.loglog_slope([1.0, 2.0], [1.0, 0.0]), ValueError, r"y must hold positive"),
-    (lambda: stats.loglog_slope([1.0, 2.0], [1.0, 2.0, 3.0]), ValueError,
-     r"x and y must have the same length"),
-    (lambda: stats.loglog_slope([2.0, 2.0], [1.0, 3.0]), ValueError, r"two distinct"),
-])
-def test_bad_input(call, error, pattern):
-    with pytest.raises(error, match=pattern):
-        call()

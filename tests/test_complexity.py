@@ -1,6 +1,5 @@
-"""Tests for transformer_course.complexity: Table 1 by counting FLOPs and sequential operations."""
+"""Tests for ch1 complexity: Table 1 by counting FLOPs and sequential operations."""
 
-import pandas as pd
 import pytest
 import torch
 from hypothesis import given, settings
@@ -166,37 +165,6 @@ def test_time_forward_by_length():
     assert parameters["self-attention (MultiHeadAttention)"] == 4 * 8 * 8 + 4 * 8
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: count_flops(5), TypeError, "fn must be callable"),
-    (lambda: count_sequential_ops(None), TypeError, "fn must be callable"),
-    (lambda: layer_forward("mamba", 4, 4), ValueError, "kind must be one of"),
-    (lambda: layer_forward("recurrent", 0, 4), ValueError, "n must be a positive int"),
-    (lambda: layer_forward("recurrent", 4, 4, batch=0), ValueError, "batch"),
-    (lambda: layer_forward("convolutional", 4, 4, kernel_size=2), ValueError, "kernel_size"),
-    (lambda: restricted_attention(torch.zeros(3, 2), torch.zeros(3, 2), torch.zeros(4, 2), 3),
-     ValueError, "must share"),
-    (lambda: restricted_attention(torch.zeros(3, 2), torch.zeros(3, 2), torch.zeros(3, 2), 2),
-     ValueError, "neighbourhood"),
-    (lambda: restricted_attention(torch.zeros(3, 2, dtype=torch.long), torch.zeros(3, 2),
-                                  torch.zeros(3, 2), 3), TypeError, "q must have a floating"),
-    (lambda: restricted_attention(torch.zeros(3), torch.zeros(3), torch.zeros(3), 3), ValueError,
-     "q must have at least 2 dimensions"),
-    (lambda: band_mask(0, 3), ValueError, "T"),
-    (lambda: band_mask(3, 4), ValueError, "neighbourhood"),
-    (lambda: paper_term("gru", 1, 1, 3, 3), ValueError, "kind"),
-    (lambda: counting_device("gru"), ValueError, "kind"),
-    (lambda: graph_kind("gru"), ValueError, "kind must be one of"),
-    (lambda: count_table1((64, 512)), TypeError, "config must be a Table1Config"),
-    (lambda: format_table1(pd.DataFrame()), ValueError, "counted"),
-    (lambda: format_table1(count_table1(Table1Config(n=4, d=4)), (4, 4)), TypeError, "config"),
-    (lambda: flops_by_length([], 8), TypeError, "lengths"),
-    (lambda: flops_by_length([4, 0], 8), ValueError, "lengths"),
-    (lambda: flops_by_length([4], 0), ValueError, "d"),
-    (lambda: time_forward_by_length("16"), TypeError, "lengths"),
-    (lambda: time_forward_by_length([4], rounds=0), ValueError, "rounds"),
-    (lambda: time_forward_by_length([4], threads=0), ValueError, "threads"),
-    (lambda: time_forward_by_length([4], d_model=6, num_heads=4), ValueError, "d_model"),
-])
-def test_bad_inputs(call, error, match):
-    with pytest.raises(error, match=match):
-        call()
+def test_an_unknown_kind_is_refused():  # it would silently build a convolution
+    with pytest.raises(ValueError, match="kind"):
+        layer_forward("mamba", 4, 4)

@@ -14,11 +14,11 @@ from transformer_course.experiments.ch3_multi_head_attention.head_specialisation
     CLEAN_OTHER,
     CLEAN_OWN,
     IGNORE,
+    TRAINING,
     HeadJobs,
-    LookupBatch,
+    LookupConfig,
     LookupModel,
     LookupTask,
-    TrainConfig,
     build_lookup_model,
     check_lookup_targets,
     evaluate_lookup_model,
@@ -28,7 +28,6 @@ from transformer_course.experiments.ch3_multi_head_attention.head_specialisation
     make_lookup_batch,
     specialisation_table,
     token_labels,
-    train_lookup_model,
     train_lookup_models,
 )
 
@@ -56,6 +55,8 @@ def test_targets_by_hand() -> None:
         check_lookup_targets(task, tokens, torch.tensor([[IGNORE, 4, 2, 2]]))
     with pytest.raises(AssertionError, match="t=0"):
         check_lookup_targets(task, tokens, torch.tensor([[0, 4, 1, 2]]))
+    with pytest.raises(AssertionError, match="one marked"):
+        check_lookup_targets(task, tokens % 5, torch.tensor([[IGNORE, 4, 1, 2]]))
 
 
 def test_generator_is_reproducible() -> None:
@@ -79,24 +80,30 @@ def test_lookup_shares_on_constructed_weights() -> None:
                                shares)
 
 
+def _config(d_model: int = 16, hidden: int = 32, **training) -> LookupConfig:
+    return LookupConfig(d_model=d_model, hidden=hidden, training=replace(TRAINING, **training))
+
+
 def test_short_training_is_reproducible_and_learns() -> None:
     task = LookupTask(num_values=4, seq_len=6)
-    config = TrainConfig(d_model=16, hidden=32, steps=60, batch_size=32, lr=1e-2, seed=5)
-    first, second = train_lookup_model(task, config), train_lookup_model(task, config)
-    assert first.losses == second.losses and len(first.losses) == 60
-    assert np.mean(first.losses[-10:]) < np.mean(first.losses[:10])
+    config = _config(steps=60, peak_lr=1e-2)
+    (first,), losses, accuracies = train_lookup_models(task, config, [5])
+    _, again, _ = train_lookup_models(task, config, [5])
+    np.testing.assert_array_equal(losses, again)
+    assert losses.shape == accuracies.shape == (1, 60)
+    assert losses[0, -10:].mean() < losses[0, :10].mean()
     batch = make_lookup_batch(task, 16, torch.Generator().manual_seed(0))
-    accuracy, weights = evaluate_lookup_model(first.model, batch)
+    accuracy, weights = evaluate_lookup_model(first, batch)
     assert 0.0 <= accuracy <= 1.0 and weights.shape == (16, 2, 6, 6)
-    assert not first.model.training
+    assert not first.training
 
 
 def test_chapter_configuration_specialises() -> None:
     """The chapter's claim: accurate, one head on x[t-1], the other on the marked token."""
-    task, config = LookupTask(), TrainConfig()
-    result = train_lookup_model(task, config)
+    task = LookupTask()
+    (model,), _, _ = train_lookup_models(task, LookupConfig(), [0])
     batch = make_lookup_batch(task, 512, torch.Generator().manual_seed(1))
-    accuracy, weights = evaluate_lookup_model(result.model, batch)
+    accuracy, weights = evaluate_lookup_model(model, batch)
     assert accuracy > 0.95
     shares = lookup_shares(weights, batch.anchors)
     assert shares[:, 0].max() > 0.8 and shares[:, 1].max() > 0.8
@@ -105,21 +112,23 @@ def test_chapter_configuration_specialises() -> None:
 
 def test_models_trained_together_equal_models_trained_alone() -> None:
     task = LookupTask(num_values=4, seq_len=6)
-    config = TrainConfig(d_model=16, hidden=16, steps=20, batch_size=8)
-    together = train_lookup_models(task, config, [3, 5])
-    for seed, result in zip((3, 5), together, strict=True):
-        alone = train_lookup_model(task, replace(config, seed=seed))
-        np.testing.assert_allclose(result.losses, alone.losses, rtol=1e-5, atol=1e-6)
-        for (name, a), (_, b) in zip(result.model.named_parameters(),
-                                     alone.model.named_parameters(), strict=True):
+    config = _config(hidden=16, steps=20, batch_size=8)
+    models, losses, accuracies = train_lookup_models(task, config, [3, 5])
+    for i, seed in enumerate((3, 5)):
+        (alone,), alone_losses, alone_accuracies = train_lookup_models(task, config, [seed])
+        np.testing.assert_allclose(losses[i], alone_losses[0], rtol=1e-5, atol=1e-6)
+        np.testing.assert_array_equal(accuracies[i], alone_accuracies[0])
+        for (name, a), (_, b) in zip(models[i].named_parameters(), alone.named_parameters(),
+                                     strict=True):
+            if name == "attention.w_k.bias":  # adds q . b to every score of a query: softmax
+                continue  # ignores it, its gradient is rounding noise that Adam scales up
             torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-5, msg=name)
-    assert together[0].losses != together[1].losses  # different seeds, different runs
-    assert not together[0].model.training and len(together[1].accuracies) == 20
+    assert not np.array_equal(losses[0], losses[1])  # different seeds, different runs
 
 
 def test_lookup_loss_is_the_mean_cross_entropy_of_scored_positions() -> None:
     task = LookupTask(num_values=3, seq_len=4)
-    model = build_lookup_model(task, TrainConfig(d_model=8, hidden=8))
+    model = build_lookup_model(task, LookupConfig(d_model=8, hidden=8))
     batch = make_lookup_batch(task, 5, torch.Generator().manual_seed(0))
     logits, _ = model(batch.tokens)
     expected = torch.nn.functional.cross_entropy(logits[:, 1:].flatten(0, 1),
@@ -157,128 +166,22 @@ def test_specialisation_table() -> None:
 
 
 def test_build_gives_the_starting_point_of_training() -> None:
-    task, config = LookupTask(num_values=3, seq_len=4), TrainConfig(d_model=8, hidden=8, steps=1,
-                                                                    lr=1e-9, seed=3)
-    start = build_lookup_model(task, config)
-    barely_trained = train_lookup_model(task, config).model  # Adam moves each weight by ~lr
+    task, config = LookupTask(num_values=3, seq_len=4), _config(8, 8, steps=1, peak_lr=1e-9)
+    start = build_lookup_model(task, config, seed=3)
+    (barely_trained,), _, _ = train_lookup_models(task, config, [3])  # Adam moves each by ~lr
     for (name, a), (_, b) in zip(start.named_parameters(), barely_trained.named_parameters(),
                                  strict=True):
         torch.testing.assert_close(a, b, atol=1e-8, rtol=0, msg=name)
-    other = build_lookup_model(task, TrainConfig(d_model=8, hidden=8, seed=4))
+    other = build_lookup_model(task, config, seed=4)
     assert not torch.equal(other.embed.weight, start.embed.weight)
 
 
 def test_model_shapes() -> None:
     task = LookupTask(num_values=3, seq_len=5)
-    model = LookupModel(task, TrainConfig(d_model=8, num_heads=2, hidden=4))
+    model = LookupModel(task, LookupConfig(d_model=8, num_heads=2, hidden=4))
     logits, weights = model(torch.zeros(2, 5, dtype=torch.long), need_weights=True)
     assert logits.shape == (2, 5, 3) and weights.shape == (2, 2, 5, 5)
     assert model(torch.zeros(2, 4, dtype=torch.long))[1] is None
-
-
-# ---- bad input ---------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("kwargs", "error", "match"), [
-    ({"num_values": 1}, ValueError, "num_values"),
-    ({"num_values": 0}, ValueError, "num_values"),
-    ({"seq_len": 1}, ValueError, "seq_len"),
-    ({"seq_len": 2.5}, TypeError, "seq_len"),
-])
-def test_task_rejects_bad_sizes(kwargs, error, match) -> None:
-    with pytest.raises(error, match=match):
-        LookupTask(**kwargs)
-
-
-@pytest.mark.parametrize(("kwargs", "error", "match"), [
-    ({"d_model": 0}, ValueError, "d_model"),
-    ({"d_model": 30, "num_heads": 4}, ValueError, "divisible"),
-    ({"hidden": -1}, ValueError, "hidden"),
-    ({"batch_size": 0}, ValueError, "batch_size"),
-    ({"steps": 1.5}, TypeError, "steps"),
-    ({"lr": 0.0}, ValueError, "lr"),
-    ({"seed": -1}, ValueError, "seed"),
-])
-def test_config_rejects_bad_values(kwargs, error, match) -> None:
-    with pytest.raises(error, match=match):
-        TrainConfig(**kwargs)
-
-
-def test_new_functions_reject_bad_input() -> None:
-    task = LookupTask(num_values=3, seq_len=4)
-    with pytest.raises(TypeError, match="seeds must be a non-empty sequence"):
-        train_lookup_models(task, TrainConfig(), [])
-    with pytest.raises(TypeError, match="seeds must be a non-empty sequence"):
-        train_lookup_models(task, TrainConfig(), 3)
-    with pytest.raises(ValueError, match="seed must be a non-negative int"):
-        train_lookup_models(task, TrainConfig(), [0, -1])
-    with pytest.raises(TypeError, match="config"):
-        train_lookup_models(task, "config", [0])
-    with pytest.raises(ValueError, match=r"h >= 2 heads"):
-        head_jobs(np.array([[0.5, 0.5]]))
-    with pytest.raises(ValueError, match=r"shares must have 2 dimensions"):
-        head_jobs(np.array([0.5, 0.5]))
-    with pytest.raises(ValueError, match="one entry per seed"):
-        specialisation_table([1.0], [np.ones((2, 2))], [0, 1])
-    with pytest.raises(TypeError, match="model"):
-        lookup_loss(None, make_lookup_batch(task, 2, torch.Generator()))
-
-
-def test_functions_reject_bad_input() -> None:
-    task, gen = LookupTask(num_values=3, seq_len=4), torch.Generator()
-    with pytest.raises(TypeError, match="task"):
-        make_lookup_batch((3, 4), 2, gen)
-    with pytest.raises(ValueError, match="batch_size"):
-        make_lookup_batch(task, 0, gen)
-    with pytest.raises(TypeError, match="generator"):
-        make_lookup_batch(task, 2, 0)
-    with pytest.raises(TypeError, match="config"):
-        LookupModel(task, {"d_model": 8})
-    with pytest.raises(TypeError, match="config"):
-        train_lookup_model(task, None)
-    with pytest.raises(TypeError, match="task"):
-        build_lookup_model("task", TrainConfig())
-    model = LookupModel(task, TrainConfig(d_model=8, hidden=4))
-    with pytest.raises(ValueError, match=r"tokens must have 2 dimensions, shape \(B, T\)"):
-        model(torch.zeros(4, dtype=torch.long))
-    with pytest.raises(TypeError, match="tokens must hold integer ids"):
-        model(torch.zeros(2, 4))
-    with pytest.raises(ValueError, match=r"tokens must lie in \[0, 5\]"):
-        model(torch.full((2, 4), 6))
-    with pytest.raises(ValueError, match="T=5 positions, more than max_len=4"):
-        model(torch.zeros(2, 5, dtype=torch.long))
-    batch = make_lookup_batch(task, 2, gen)
-    with pytest.raises(TypeError, match="model"):
-        evaluate_lookup_model(torch.nn.Linear(2, 2), batch)
-    with pytest.raises(TypeError, match="batch"):
-        evaluate_lookup_model(model, batch.tokens)
-    assert isinstance(batch, LookupBatch)
-
-
-def test_lookup_shares_rejects_bad_input() -> None:
-    w = np.full((2, 2, 4, 4), 0.25)
-    with pytest.raises(ValueError, match=r"weights must have 4 dimensions, shape \(B, h, T, T\)"):
-        lookup_shares(w[0], np.array([0, 1]))
-    with pytest.raises(ValueError, match=r"self-attention weights.*\(2, 2, 4, 3\)"):
-        lookup_shares(w[..., :3], np.array([0, 1]))
-    with pytest.raises(ValueError, match=r"anchors must have shape \(B,\) = \(2,\)"):
-        lookup_shares(w, np.array([0, 1, 2]))
-    with pytest.raises(ValueError, match=r"anchors must be integer positions in \[0, 3\]"):
-        lookup_shares(w, np.array([0, 4]))
-    with pytest.raises(TypeError, match="weights must have a floating-point dtype"):
-        lookup_shares(w.astype(int), np.array([0, 1]))
-
-
-def test_check_lookup_targets_rejects_bad_input() -> None:
-    task = LookupTask(num_values=3, seq_len=4)
-    with pytest.raises(ValueError, match=r"tokens and targets must both have shape \(B, T=4\)"):
-        check_lookup_targets(task, torch.zeros(2, 4, dtype=torch.long),
-                             torch.zeros(2, 3, dtype=torch.long))
-    with pytest.raises(ValueError, match="exactly one marked"):
-        check_lookup_targets(task, torch.zeros(1, 4, dtype=torch.long),
-                             torch.zeros(1, 4, dtype=torch.long))
-    with pytest.raises(TypeError, match="task"):
-        check_lookup_targets(None, torch.zeros(1, 4), torch.zeros(1, 4))
 
 
 def test_token_labels_star_the_marked_token() -> None:
@@ -289,14 +192,3 @@ def test_token_labels_star_the_marked_token() -> None:
         labels = token_labels(task, row)
         assert [i for i, label in enumerate(labels) if label.endswith("*")] == [anchor]
 
-
-def test_token_labels_reject_bad_input() -> None:
-    task = LookupTask(num_values=4, seq_len=5)
-    with pytest.raises(TypeError, match="task"):
-        token_labels(None, torch.tensor([0, 1]))
-    with pytest.raises(ValueError, match="tokens"):
-        token_labels(task, torch.zeros(2, 3, dtype=torch.long))
-    with pytest.raises(TypeError, match="tokens"):
-        token_labels(task, torch.tensor([0.0, 1.0]))
-    with pytest.raises(ValueError, match="tokens"):
-        token_labels(task, torch.tensor([0, 8]))

@@ -1,4 +1,4 @@
-"""Tests for transformer_course.plots.attention: figures build from their tables."""
+"""Tests for figures.ch2_scaled_dot_product_attention: figures build from their tables."""
 
 from __future__ import annotations
 
@@ -85,34 +85,3 @@ def test_weights_figure_marks_blocked_cells():
     assert texts == ["1.00", "×", "0.40", "0.60"]
     assert "×" not in [t.get_text() for t in fig.axes[0].texts]
     _close(fig)
-
-
-@pytest.mark.parametrize(("call", "error", "pattern"), [
-    (lambda: plots.plot_dot_product_variance(VARIANCE.to_dict()), TypeError,
-     r"table must be a pandas DataFrame"),
-    (lambda: plots.plot_dot_product_variance(VARIANCE.drop(columns="var_scaled")), ValueError,
-     r"table must be a non-empty DataFrame with columns \['d_k', 'var_unscaled', 'var_scaled'\]"),
-    (lambda: plots.plot_softmax_saturation(SATURATION, T_k=0), ValueError, r"T_k must be"),
-    (lambda: plots.plot_softmax_saturation(SATURATION.iloc[:0], T_k=4), ValueError,
-     r"table must be a non-empty DataFrame"),
-    (lambda: plots.plot_attention_cost(TIMES, MEMORY.drop(columns="peak_bytes")), ValueError,
-     r"memory must be a non-empty DataFrame"),
-    (lambda: plots.plot_attention_cost(TIMES, MEMORY, fit_from=0), ValueError, r"fit_from"),
-    (lambda: plots.plot_attention_weights(np.eye(2), ["a"]), TypeError,
-     r"weights must be a non-empty sequence"),
-    (lambda: plots.plot_attention_weights([np.eye(2)], ["a", "b"]), ValueError,
-     r"titles, masks and labels must have one entry per panel \(1\); got 2, 1 and 1"),
-    (lambda: plots.plot_attention_weights([np.eye(2)], ["a"], labels=[(["q"], ["k1", "k2"])]),
-     ValueError, r"labels\[0\] must be \(T_q=2 query labels"),
-    (lambda: plots.plot_attention_cost(TIMES, MEMORY, time_slopes={"a": 2.0}), ValueError,
-     r"time_slopes must map every path"),
-    (lambda: plots.plot_score_comparison(TIMES), ValueError, r"table must be a non-empty"),
-    (lambda: plots.plot_attention_weights([np.ones(3)], ["a"]), ValueError,
-     r"weights\[0\] must have shape \(T_q, T_k\); got shape \(3,\)"),
-    (lambda: plots.plot_attention_weights([np.eye(2)], ["a"], [np.ones((3, 3), bool)]),
-     ValueError, r"masks\[0\] must have the shape of weights\[0\] \(2, 2\); got shape \(3, 3\)"),
-])
-def test_bad_input(call, error, pattern):
-    with pytest.raises(error, match=pattern):
-        call()
-    plt.close("all")

@@ -75,19 +75,3 @@ def test_in_process_needs_the_passive_wait_policy(monkeypatch):
         measure_thread_scaling(TINY)
     monkeypatch.setenv("OMP_WAIT_POLICY", "passive")
     assert len(measure_thread_scaling(TINY)) == TINY.rounds * len(LAYERS) * 2
-
-
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: ThreadConfig(length=0), ValueError, "length must be a positive int"),
-    (lambda: ThreadConfig(d_model=6, num_heads=4), ValueError, "divisible"),
-    (lambda: ThreadConfig(threads=(1,)), TypeError, "at least two"),
-    (lambda: ThreadConfig(threads=[1, 2]), TypeError, "tuple"),
-    (lambda: ThreadConfig(threads=(1, 0)), ValueError, "threads must be a positive int"),
-    (lambda: measure_here((8, 8)), TypeError, "config must be a ThreadConfig"),
-    (lambda: measure_thread_scaling(TINY, fresh_process=1), TypeError, "fresh_process"),
-    (lambda: time_with_thread_clocks(5), TypeError, "fn must be callable"),
-    (lambda: summarise_threads(pd.DataFrame()), ValueError, "raw must be"),
-])
-def test_bad_inputs(call, error, match):
-    with pytest.raises(error, match=match):
-        call()

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from transformer_course.core.checks import check_instance, check_positive_int
 from transformer_course.experiments.ch1_why_attention.recurrence import GradientDecay
 
 HIGHLIGHT = "C3"  # the path from the first input to the last output
@@ -30,9 +29,6 @@ def _nodes(ax, xs, y, labels, *, marker, color="white") -> None:
 
 def plot_information_flow(n: int = 6) -> Figure:
     """What reaches what: a recurrent chain beside all-to-all self-attention, n positions each."""
-    check_positive_int("n", n)
-    if n < 2:
-        raise ValueError(f"n must be at least 2 to draw a path between positions; got {n}")
     fig, (rnn_ax, att_ax) = plt.subplots(1, 2, figsize=(8.0, 3.3))
     xs = np.arange(n, dtype=float)
     inputs = [f"$x_{{{i + 1}}}$" for i in range(n)]
@@ -66,22 +62,12 @@ def plot_information_flow(n: int = 6) -> Figure:
     return fig
 
 
-def _check_frame(name: str, df: object, columns: set[str]) -> None:
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{name} must be a pandas DataFrame; got {type(df).__name__}")
-    missing = columns - set(df.columns)
-    if missing or df.empty:
-        raise ValueError(f"{name} must be a non-empty DataFrame with columns {sorted(columns)}; "
-                         f"missing {sorted(missing)}")
-
-
 def plot_forward_times(times: pd.DataFrame) -> Figure:
     """Median forward time against sequence length, one line per layer, min-max as a band.
 
     Args:
         times: the DataFrame of ``complexity.time_forward_by_length``.
     """
-    _check_frame("times", times, {"length", "layer", "median_s", "min_s", "max_s"})
     fig, ax = plt.subplots()
     for name, rows in times.groupby("layer", sort=False):
         rows = rows.sort_values("length")
@@ -102,7 +88,6 @@ def plot_gradient_decay(result: GradientDecay) -> Figure:
 
     Lines are geometric means over seeds; bands span the smallest to the largest seed.
     """
-    check_instance("result", result, GradientDecay)
     fig, ax = plt.subplots()
     for name, norms in (("recurrent (ElmanRNN)", result.recurrent),
                         ("self-attention (MultiHeadAttention)", result.attention)):
@@ -125,8 +110,6 @@ def plot_flops_by_length(flops: pd.DataFrame, d: int) -> Figure:
         flops: the DataFrame of ``complexity.flops_by_length``.
         d: the width the FLOPs were counted at.
     """
-    _check_frame("flops", flops, {"length", "layer", "flops"})
-    check_positive_int("d", d)
     fig, ax = plt.subplots()
     for name, rows in flops.groupby("layer", sort=False):
         rows = rows.sort_values("length")
@@ -149,9 +132,6 @@ def plot_seq2seq(n: int = 4) -> Figure:
     additive attention (Bahdanau et al., 2014) each decoder step i reads a weighted average of all
     encoder states, with weights from a small network that scores s_{i-1} against each h_j.
     """
-    check_positive_int("n", n)
-    if n < 2:
-        raise ValueError(f"n must be at least 2 source positions; got {n}")
     fig, axes = plt.subplots(1, 2, figsize=(8.6, 3.4))
     enc = np.arange(n, dtype=float)
     dec = n + 0.8 + np.arange(n - 1, dtype=float)
@@ -196,7 +176,6 @@ def plot_thread_scaling(summary: pd.DataFrame) -> Figure:
     Args:
         summary: the DataFrame of ``threads.summarise_threads``.
     """
-    _check_frame("summary", summary, {"layer", "threads", "wall_ms", "cpu_busiest_ms"})
     fig, (wall, busy) = plt.subplots(1, 2, figsize=(8.6, 3.4), sharey=True)
     for name, rows in summary.groupby("layer", sort=False):
         rows = rows.sort_values("threads")

@@ -17,23 +17,12 @@ from transformer_course.experiments.ch2_scaled_dot_product_attention.attention_s
 )
 
 
-def _check_frame(name: str, df: object, columns: Sequence[str]) -> pd.DataFrame:
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"{name} must be a pandas DataFrame; got {type(df).__name__}")
-    missing = [c for c in columns if c not in df.columns]
-    if missing or df.empty:
-        raise ValueError(f"{name} must be a non-empty DataFrame with columns {list(columns)}; "
-                         f"got columns {list(df.columns)} and {len(df)} rows")
-    return df
-
-
 def plot_dot_product_variance(table: pd.DataFrame) -> Figure:
     """Variance of q . k (unscaled and divided by sqrt(d_k)) against d_k, on log-log axes.
 
     Args:
-        table: the output of :func:`~transformer_course.attention_stats.dot_product_variance`.
+        table: the output of ``attention_stats.dot_product_variance``.
     """
-    _check_frame("table", table, ["d_k", "var_unscaled", "var_scaled"])
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
     d_k = table["d_k"].to_numpy(dtype=float)
     ax.plot(d_k, d_k, color="0.6", linestyle="--", label="$d_k$ (theory, unscaled)")
@@ -52,12 +41,9 @@ def plot_softmax_saturation(table: pd.DataFrame, T_k: int) -> Figure:
     """Entropy of the weights and gradient norm through the softmax against d_k, both scalings.
 
     Args:
-        table: the output of :func:`~transformer_course.attention_stats.softmax_saturation`.
+        table: the output of ``attention_stats.softmax_saturation``.
         T_k: the number of keys used there (for the uniform-weights entropy line log T_k).
     """
-    _check_frame("table", table, ["d_k", "scaling", "entropy", "grad_norm"])
-    if isinstance(T_k, bool) or not isinstance(T_k, int) or T_k <= 0:
-        raise ValueError(f"T_k must be a positive int; got {T_k!r}")
     fig, (left, right) = plt.subplots(1, 2, figsize=(8.8, 3.6))
     for scaling, marker in (("scaled", "s-"), ("unscaled", "o-")):
         rows = table[table["scaling"] == scaling]
@@ -83,22 +69,14 @@ def plot_attention_cost(times: pd.DataFrame, memory: pd.DataFrame, fit_from: int
     """Time (per path) and peak memory of attention against T on log-log axes, slopes fitted.
 
     Args:
-        times: the output of :func:`~transformer_course.attention_stats.attention_time`.
-        memory: the output of :func:`~transformer_course.attention_stats.attention_memory`.
+        times: the output of ``attention_stats.attention_time``.
+        memory: the output of ``attention_stats.attention_memory``.
         fit_from: fit the slopes only on points with T >= fit_from (small T is overhead-bound).
         time_label: the label of the time axis (say which clock was read).
         time_slopes: path -> growth exponent measured elsewhere (e.g. ``growth_exponent``), to
             show instead of a fit to the medians.
     """
-    _check_frame("times", times, ["T", "path", "seconds"])
-    _check_frame("memory", memory, ["T", "peak_bytes", "weights_bytes"])
-    if isinstance(fit_from, bool) or not isinstance(fit_from, int) or fit_from <= 0:
-        raise ValueError(f"fit_from must be a positive int; got {fit_from!r}")
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.2, 3.8))
-    if time_slopes is not None and (not isinstance(time_slopes, Mapping)
-                                    or set(time_slopes) != set(times["path"])):
-        raise ValueError(f"time_slopes must map every path {sorted(set(times['path']))} to an "
-                         f"exponent; got {time_slopes!r}")
     for path, rows in times.groupby("path", sort=False):
         fit = rows[rows["T"] >= fit_from]
         slope = loglog_slope(fit["T"], fit["seconds"]) if len(fit) >= 2 else float("nan")
@@ -132,24 +110,9 @@ def plot_attention_weights(weights: Sequence[np.ndarray], titles: Sequence[str],
         masks: optional (T_q, T_k) boolean arrays (True = may attend), or None per panel.
         labels: optional (query labels, key labels) per panel; positions are numbered otherwise.
     """
-    if isinstance(weights, np.ndarray) or not isinstance(weights, Sequence) or not weights:
-        raise TypeError("weights must be a non-empty sequence of (T_q, T_k) arrays; "
-                        f"got {type(weights).__name__}")
     masks = [None] * len(weights) if masks is None else list(masks)
     labels = [None] * len(weights) if labels is None else list(labels)
-    if len(titles) != len(weights) or len(masks) != len(weights) or len(labels) != len(weights):
-        raise ValueError(f"titles, masks and labels must have one entry per panel "
-                         f"({len(weights)}); got {len(titles)}, {len(masks)} and {len(labels)}")
     arrays = [np.asarray(w, dtype=float) for w in weights]
-    for i, (w, m) in enumerate(zip(arrays, masks, strict=True)):
-        if w.ndim != 2:
-            raise ValueError(f"weights[{i}] must have shape (T_q, T_k); got shape {w.shape}")
-        if m is not None and np.shape(m) != w.shape:
-            raise ValueError(f"masks[{i}] must have the shape of weights[{i}] {w.shape}; "
-                             f"got shape {np.shape(m)}")
-        if labels[i] is not None and tuple(map(len, labels[i])) != w.shape:
-            raise ValueError(f"labels[{i}] must be (T_q={w.shape[0]} query labels, "
-                             f"T_k={w.shape[1]} key labels)")
     fig, axes = plt.subplots(1, len(arrays), figsize=(2.6 * len(arrays) + 0.6, 3.0),
                              squeeze=False)
     for ax, w, m, title, names in zip(axes[0], arrays, masks, titles, labels, strict=True):
@@ -176,7 +139,6 @@ def plot_score_comparison(table: pd.DataFrame) -> Figure:
     Args:
         table: the output of ``score_functions.compare_score_functions`` (chapter 2).
     """
-    _check_frame("table", table, ["d_k", "score", "seed", "accuracy"])
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
     for (score, rows), marker in zip(table.groupby("score", sort=False), "o^s", strict=False):
         by_width = rows.groupby("d_k")["accuracy"]

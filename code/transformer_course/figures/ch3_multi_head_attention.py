@@ -9,8 +9,6 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
-from transformer_course.core.checks import check_array, check_positive_int
-
 
 def plot_split_heads(q: np.ndarray, num_heads: int) -> Figure:
     """One sequence's projected queries (T, d_model), then the same numbers as h (T, d_k) blocks.
@@ -18,12 +16,7 @@ def plot_split_heads(q: np.ndarray, num_heads: int) -> Figure:
     Args:
         q: (T, d_model) projected queries of one sequence. num_heads: h, which must divide d_model.
     """
-    check_array("q", q, kind=np.ndarray, ndim=2, shape="(T, d_model)", floating=True)
-    check_positive_int("num_heads", num_heads)
     T, d_model = q.shape
-    if d_model % num_heads:
-        raise ValueError(f"q's d_model must be divisible by num_heads={num_heads}; "
-                         f"got shape {q.shape}")
     d_k = d_model // num_heads
     limit = float(np.abs(q).max()) or 1.0
     fig, axes = plt.subplots(1, num_heads + 1, figsize=(2.2 + 1.3 * (num_heads + 1), 2.8),
@@ -49,19 +42,7 @@ def plot_head_maps(rows: Mapping[str, np.ndarray], labels: Sequence[str], anchor
         labels: T token labels. anchor: the marked position (outlined in red); the
             previous-token cells (t, t - 1) are dotted.
     """
-    if not isinstance(rows, Mapping) or not rows:
-        raise TypeError(f"rows must be a non-empty mapping of title -> (h, T, T) weights; "
-                        f"got {type(rows).__name__}")
-    for title, maps in rows.items():
-        check_array(f"rows[{title!r}]", maps, kind=np.ndarray, ndim=3, shape="(h, T, T)",
-                    floating=True)
     T = len(labels)
-    for title, maps in rows.items():
-        if maps.shape[1:] != (T, T):
-            raise ValueError(f"rows[{title!r}] must have shape (h, T, T) with T={T} = len(labels); "
-                             f"got {maps.shape}")
-    if isinstance(anchor, bool) or not isinstance(anchor, int | np.integer) or not 0 <= anchor < T:
-        raise ValueError(f"anchor must be a position in [0, {T - 1}]; got {anchor!r}")
     h_max = max(maps.shape[0] for maps in rows.values())
     fig, axes = plt.subplots(len(rows), h_max, figsize=(3.0 * h_max + 0.8, 3.0 * len(rows)),
                              squeeze=False, layout="constrained")
@@ -92,18 +73,10 @@ def plot_lookup_training(runs: Mapping[str, tuple[Sequence[float], Sequence[floa
         runs: label -> (losses, accuracies), one value per training step.
         window: the lines are moving averages over this many steps.
     """
-    check_positive_int("window", window)
-    if not isinstance(runs, Mapping) or not runs:
-        raise TypeError(f"runs must be a non-empty mapping of label -> (losses, accuracies); "
-                        f"got {type(runs).__name__}")
     fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.0))
     kernel = np.ones(window) / window
     for label, (losses, accuracies) in runs.items():
         losses, accuracies = np.asarray(losses, dtype=float), np.asarray(accuracies, dtype=float)
-        if losses.ndim != 1 or losses.shape != accuracies.shape or losses.size < window:
-            raise ValueError(f"runs[{label!r}]: losses and accuracies must be 1-D, of one length, "
-                             f"at least window={window}; got shapes {losses.shape} and "
-                             f"{accuracies.shape}")
         steps = np.arange(window, losses.size + 1)
         axes[0].plot(steps, np.convolve(losses, kernel, mode="valid"), lw=1.8, label=label)
         axes[1].plot(steps, np.convolve(accuracies, kernel, mode="valid"), lw=1.8, label=label)
@@ -116,12 +89,10 @@ def plot_lookup_training(runs: Mapping[str, tuple[Sequence[float], Sequence[floa
 
 def plot_multihead_flow(num_heads: int = 2) -> Figure:
     """Multi-head attention as a diagram: project, split into heads, attend, concatenate, project.
+    Up to 8 heads are drawn legibly.
 
     Each head's slice of the features has its own colour, from the projections to the concatenation.
     """
-    check_positive_int("num_heads", num_heads)
-    if num_heads > 8:
-        raise ValueError(f"num_heads must be at most 8 to be drawn legibly; got {num_heads}")
     colours = plt.get_cmap("tab10").colors
     fig, ax = plt.subplots(figsize=(9.0, 3.6))
     ax.set(xlim=(0, 10.4), ylim=(-0.2, 4.2))

@@ -7,7 +7,7 @@ layers, three costs:
   device (shapes only, so counting a large layer costs nothing).
 - Sequential operations: the longest chain of dependent tensor operations in one forward pass,
   read from the operations PyTorch actually dispatches (views cost nothing).
-- Maximum path length: from :mod:`transformer_course.paths` (breadth-first search).
+- Maximum path length: from :mod:`.paths` (breadth-first search).
 
 Beside the counts, :func:`time_forward_by_length` measures forward time on one thread.
 """
@@ -25,18 +25,17 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import FlopCounterMode
 
 from transformer_course.core.attention import scaled_dot_product_attention
-from transformer_course.core.checks import check_array, check_instance, check_positive_int
+from transformer_course.core.checks import check_choice
 from transformer_course.core.multihead import MultiHeadAttention
-from transformer_course.experiments.ch1_why_attention.paths import (
-    check_odd,
-    counted_path_length,
-)
+from transformer_course.experiments.ch1_why_attention.paths import counted_path_length
 from transformer_course.notebook import time_call
+from transformer_course.paper import TABLE1
 
 #: The layer kinds of Table 1 as counted here: the paper's rows, with the recurrent row twice,
 #: as a plain (Elman) RNN and as the LSTM the paper's recurrent baselines used.
@@ -48,15 +47,8 @@ TABLE1_NAMES = {"self-attention": "Self-attention", "recurrent": "Recurrent (Elm
                 "restricted self-attention": "Restricted self-attention"}
 
 
-def check_table1_kind(kind: str) -> None:
-    """Check that ``kind`` names one of the layer types in :data:`TABLE1_KINDS`."""
-    if kind not in TABLE1_KINDS:
-        raise ValueError(f"kind must be one of {TABLE1_KINDS}; got {kind!r}")
-
-
 def graph_kind(kind: str) -> str:
-    """The connectivity graph of ``kind`` in :mod:`paths`: an LSTM is wired like any RNN."""
-    check_table1_kind(kind)
+    """The connectivity graph of ``kind`` in :mod:`.paths`: an LSTM is wired like any RNN."""
     return "recurrent" if kind == "LSTM" else kind
 
 # --- restricted self-attention -----------------------------------------------------------------
@@ -75,12 +67,6 @@ def restricted_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
     Returns:
         output (..., T, d_v).
     """
-    for name, x in (("q", q), ("k", k), ("v", v)):
-        check_array(name, x, kind=torch.Tensor, min_ndim=2, shape="(..., T, d)", floating=True)
-    if q.shape[:-1] != k.shape[:-1] or k.shape[:-1] != v.shape[:-1] or q.shape[-1] != k.shape[-1]:
-        raise ValueError(f"q, k (..., T, d_k) and v (..., T, d_v) must share (..., T) and q, k "
-                         f"d_k; got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
-    check_odd("neighbourhood", neighbourhood)
     T, w = q.shape[-2], neighbourhood // 2
     k_win = F.pad(k, (0, 0, w, w)).unfold(-2, neighbourhood, 1)  # (..., T, d_k, r)
     v_win = F.pad(v, (0, 0, w, w)).unfold(-2, neighbourhood, 1)  # (..., T, d_v, r)
@@ -94,8 +80,6 @@ def restricted_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
 
 def band_mask(T: int, neighbourhood: int) -> torch.Tensor:
     """(T, T) boolean mask, True where |i - j| <= neighbourhood // 2."""
-    check_positive_int("T", T)
-    check_odd("neighbourhood", neighbourhood)
     index = torch.arange(T)
     return (index[:, None] - index[None, :]).abs() <= neighbourhood // 2
 
@@ -104,8 +88,6 @@ def band_mask(T: int, neighbourhood: int) -> torch.Tensor:
 
 def count_flops(fn: Callable[[], object]) -> int:
     """FLOPs (2 per multiply-add, matrix products and convolutions only) of calling ``fn()``."""
-    if not callable(fn):
-        raise TypeError(f"fn must be callable; got {type(fn).__name__}")
     with FlopCounterMode(display=False) as counter:
         fn()
     return int(counter.get_total_flops())
@@ -145,8 +127,6 @@ def count_sequential_ops(fn: Callable[[], object]) -> int:
     Each operation (a matrix product, a softmax) is itself parallel; the chain is the number of
     rounds that must run one after another, the paper's "sequential operations".
     """
-    if not callable(fn):
-        raise TypeError(f"fn must be callable; got {type(fn).__name__}")
     with torch.no_grad(), _DepthTracker() as tracker:
         fn()
     return tracker.longest
@@ -162,11 +142,7 @@ def layer_forward(kind: str, n: int, d: int, *, kernel_size: int = 3, neighbourh
     runs PyTorch's step-by-step implementation, not oneDNN's fused kernel, so that its operations
     can be counted (the two compute the same thing).
     """
-    check_table1_kind(kind)
-    for name, value in (("n", n), ("d", d), ("batch", batch)):
-        check_positive_int(name, value)
-    check_odd("kernel_size", kernel_size)
-    check_odd("neighbourhood", neighbourhood)
+    check_choice("kind", kind, TABLE1_KINDS)  # an unknown name would build a convolution
     x = torch.zeros(batch, n, d, device=device)  # (B, T, d_model); values do not matter
     if kind == "self-attention":
         return lambda: scaled_dot_product_attention(x, x, x)
@@ -195,13 +171,17 @@ def _without_onednn(fn: Callable[[], object]) -> object:
 
 # --- Table 1 ---------------------------------------------------------------------------------
 
-PAPER_TABLE1 = {  # Vaswani et al. (2017), Table 1 (and section 4 for contiguous convolutions)
-    "self-attention": ("O(n²·d)", "O(1)", "O(1)"),
-    "recurrent": ("O(n·d²)", "O(n)", "O(n)"),
-    "LSTM": ("O(n·d²)", "O(n)", "O(n)"),
-    "convolutional": ("O(k·n·d²)", "O(1)", "O(n/k) (§4)"),
-    "dilated convolutional": ("O(k·n·d²)", "O(1)", "O(log_k(n))"),
-    "restricted self-attention": ("O(r·n·d)", "O(1)", "O(n/r)"),
+#: The paper's entries (complexity, sequential operations, path length) for each counted kind.
+#: The paper's rows are ``paper.TABLE1``; its convolutional row, whose path is O(log_k(n)), is the
+#: dilated stack. Two rows are the course's: the LSTM (the paper's recurrent row covers it) and
+#: the contiguous convolution, whose O(n/k) path section 4 gives.
+PAPER_TABLE1 = {
+    "self-attention": TABLE1["self-attention"],
+    "recurrent": TABLE1["recurrent"],
+    "LSTM": TABLE1["recurrent"],  # the course's row
+    "convolutional": (*TABLE1["convolutional"][:2], "O(n/k) (§4)"),  # the course's row
+    "dilated convolutional": TABLE1["convolutional"],
+    "restricted self-attention": TABLE1["restricted self-attention"],
 }
 
 
@@ -217,7 +197,6 @@ class Table1Config:
 
 def paper_term(kind: str, n: int, d: int, kernel_size: int, neighbourhood: int) -> int:
     """The paper's complexity-per-layer expression evaluated at the given sizes."""
-    check_table1_kind(kind)
     return {"self-attention": n * n * d, "recurrent": n * d * d, "LSTM": n * d * d,
             "convolutional": kernel_size * n * d * d,
             "dilated convolutional": kernel_size * n * d * d,
@@ -227,13 +206,11 @@ def paper_term(kind: str, n: int, d: int, kernel_size: int, neighbourhood: int) 
 def counting_device(kind: str) -> str:
     """Where to count ``kind``'s FLOPs: ``meta`` for a few large operations (nothing is computed),
     the CPU for the recurrent layers, whose many small steps run faster there than on ``meta``."""
-    check_table1_kind(kind)
     return "cpu" if kind in ("recurrent", "LSTM") else "meta"
 
 
 def count_table1(config: Table1Config = Table1Config()) -> pd.DataFrame:
     """Table 1 counted at ``config``: one row per layer kind, numeric columns."""
-    check_instance("config", config, Table1Config)
     n, d, k, r = config.n, config.d, config.kernel_size, config.neighbourhood
     options = {"kernel_size": k, "neighbourhood": r}
     rows = []
@@ -256,10 +233,6 @@ def format_table1(counted: pd.DataFrame, config: Table1Config = Table1Config()) 
 
     One column per layer kind, one row per quantity (the paper's rows, transposed to fit a page).
     """
-    if not isinstance(counted, pd.DataFrame) or list(counted.index) != list(TABLE1_KINDS):
-        raise ValueError(f"counted must be the DataFrame from count_table1 with rows "
-                         f"{TABLE1_KINDS}")
-    check_instance("config", config, Table1Config)
     n = config.n
     columns = {}
     for kind, row in counted.iterrows():
@@ -284,12 +257,7 @@ def flops_by_length(lengths: Sequence[int], d: int, *, kernel_size: int = 3) -> 
     d x d projections), ``nn.RNN`` and ``nn.LSTM`` (each counted for one position, times n),
     and ``nn.Conv1d``.
     """
-    if isinstance(lengths, str | bytes) or not isinstance(lengths, Sequence) or not lengths:
-        raise TypeError(f"lengths must be a non-empty sequence of positive ints; got {lengths!r}")
-    for n in lengths:
-        check_positive_int("lengths", n)
-    check_positive_int("d", d)
-    layer = _meta_multihead(d)
+    full_layer = _multihead_flops(lengths, d)
     # A recurrent layer does the same arithmetic at every position; counting it one position
     # long and multiplying by n saves dispatching thousands of small steps (Table 1 counts the
     # layers whole, and the tests check that the two agree).
@@ -297,11 +265,9 @@ def flops_by_length(lengths: Sequence[int], d: int, *, kernel_size: int = 3) -> 
     lstm_step = count_flops(layer_forward("LSTM", 1, d, device="cpu"))
     rows = []
     for n in lengths:
-        x = torch.zeros(1, n, d, device="meta")  # (B, T, d_model)
         counts = {
             "self-attention (attention only)": count_flops(layer_forward("self-attention", n, d)),
-            "self-attention layer (with projections)": count_flops(
-                lambda x=x: layer(x, x, x, need_weights=True)),
+            "self-attention layer (with projections)": full_layer[n],
             "recurrent (nn.RNN)": n * rnn_step,
             "recurrent (nn.LSTM)": n * lstm_step,
             f"convolutional (k={kernel_size})": count_flops(
@@ -311,9 +277,17 @@ def flops_by_length(lengths: Sequence[int], d: int, *, kernel_size: int = 3) -> 
     return pd.DataFrame(rows)
 
 
-def _meta_multihead(d: int) -> nn.Module:
-    with torch.device("meta"):
-        return MultiHeadAttention(d, 8 if d % 8 == 0 else 1)
+def _multihead_flops(lengths: Sequence[int], d: int) -> dict[int, int]:
+    """FLOPs of a whole :class:`MultiHeadAttention` self-attention layer at each length, counted on
+    fake tensors: shapes only, like ``meta``, but on the CPU device that the layer's input checks
+    accept (they ask whether autocast is on, which the ``meta`` device cannot answer)."""
+    flops = {}
+    with FakeTensorMode():
+        layer = MultiHeadAttention(d, 8 if d % 8 == 0 else 1)
+        for n in lengths:
+            x = torch.zeros(1, n, d)  # (B, T, d_model)
+            flops[n] = count_flops(lambda x=x: layer(x, x, x, need_weights=True))
+    return flops
 
 
 # --- measured time ----------------------------------------------------------------------------
@@ -332,13 +306,6 @@ def time_forward_by_length(lengths: Sequence[int], *, d_model: int = 128, num_he
     Returns:
         columns length, layer, parameters, median_s, min_s, max_s (one row per layer and length).
     """
-    if isinstance(lengths, str | bytes) or not isinstance(lengths, Sequence) or not lengths:
-        raise TypeError(f"lengths must be a non-empty sequence of positive ints; got {lengths!r}")
-    for n in lengths:
-        check_positive_int("lengths", n)
-    for name, value in (("d_model", d_model), ("num_heads", num_heads), ("batch", batch),
-                        ("rounds", rounds), ("threads", threads)):
-        check_positive_int(name, value)
     with torch.random.fork_rng():
         torch.manual_seed(0)
         rnn = nn.RNN(d_model, d_model, batch_first=True)

@@ -12,24 +12,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from transformer_course.core.checks import check_array, check_positive_int
+from transformer_course.core.checks import check_choice
 
 KINDS = ("self-attention", "recurrent", "convolutional", "dilated convolutional",
          "restricted self-attention")
-
-
-def check_odd(name: str, value: int) -> None:
-    """Check that ``value`` is a positive odd int (a window centred on its position)."""
-    check_positive_int(name, value)
-    if value % 2 == 0:
-        raise ValueError(f"{name} must be a positive odd int (a window centred on its position); "
-                         f"got {value}")
-
-
-def check_kind(kind: str) -> None:
-    """Check that ``kind`` names one of the layer types in :data:`KINDS`."""
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}; got {kind!r}")
 
 
 def connectivity(kind: str, n: int, *, kernel_size: int = 3, neighbourhood: int = 5,
@@ -41,12 +27,7 @@ def connectivity(kind: str, n: int, *, kernel_size: int = 3, neighbourhood: int 
     at ``layer`` l (from 0), output i reads i - m * k**l for m = 0 .. k - 1. ``layer`` is ignored
     by the other kinds.
     """
-    check_kind(kind)
-    check_positive_int("n", n)
-    check_odd("kernel_size", kernel_size)
-    check_odd("neighbourhood", neighbourhood)
-    if isinstance(layer, bool) or not isinstance(layer, int) or layer < 0:
-        raise ValueError(f"layer must be a non-negative int; got {layer!r}")
+    check_choice("kind", kind, KINDS)  # an unknown name would fall through to the dilated one
     offset = np.arange(n)[:, None] - np.arange(n)[None, :]  # (n, n): i - j
     if kind == "self-attention":
         return np.ones((n, n), dtype=bool)
@@ -62,13 +43,6 @@ def connectivity(kind: str, n: int, *, kernel_size: int = 3, neighbourhood: int 
     return (offset >= 0) & (offset % dilation == 0) & (offset <= dilation * (kernel_size - 1))
 
 
-def _check_adjacency(name: str, adjacency: np.ndarray) -> None:
-    check_array(name, adjacency, kind=np.ndarray, ndim=2, shape="(n, n)")
-    if adjacency.shape[0] != adjacency.shape[1] or adjacency.dtype != np.bool_:
-        raise ValueError(f"{name} must be a square boolean array (n, n); got dtype "
-                         f"{adjacency.dtype}, shape {adjacency.shape}")
-
-
 def bfs_distances(adjacency: np.ndarray, source: int) -> np.ndarray:
     """(n,) fewest hops from position ``source`` to every position; -1 where unreachable.
 
@@ -76,10 +50,7 @@ def bfs_distances(adjacency: np.ndarray, source: int) -> np.ndarray:
         adjacency: (n, n) boolean, ``adjacency[i, j]`` True when i reads j in one hop.
         source: the input position the paths start from.
     """
-    _check_adjacency("adjacency", adjacency)
     n = adjacency.shape[0]
-    if isinstance(source, bool) or not isinstance(source, int | np.integer) or not 0 <= source < n:
-        raise ValueError(f"source must be an int in [0, n={n}); got {source!r}")
     distance = np.full(n, -1)
     distance[source] = 0
     frontier = np.zeros(n, dtype=bool)  # the positions first reached at the current hop
@@ -97,7 +68,6 @@ def max_path_length(adjacency: np.ndarray) -> int:
 
     Breadth-first search from every source at once: column j of ``reached`` is the search from j.
     """
-    _check_adjacency("adjacency", adjacency)
     n = adjacency.shape[0]
     step = adjacency.astype(np.float64)  # BLAS matrix product; counts stay exact
     reached = np.eye(n, dtype=bool)  # reached[i, j]: output i found from source j
@@ -124,19 +94,6 @@ def stacked_path_length(adjacencies: Sequence[np.ndarray]) -> int:
     Returns:
         the largest such L over the pairs that the whole stack connects.
     """
-    if isinstance(adjacencies, np.ndarray) or not isinstance(adjacencies, Sequence):
-        raise TypeError(f"adjacencies must be a sequence of (n, n) boolean arrays; got "
-                        f"{type(adjacencies).__name__}")
-    if not adjacencies:
-        raise ValueError("adjacencies must hold at least one (n, n) boolean array; got none")
-    for index, a in enumerate(adjacencies):
-        _check_adjacency(f"adjacencies[{index}]", a)
-        if a.shape != adjacencies[0].shape:
-            raise ValueError(f"adjacencies[{index}] must have shape {adjacencies[0].shape}, like "
-                             f"adjacencies[0]; got {a.shape}")
-        if not a.diagonal().all():
-            raise ValueError(f"adjacencies[{index}] must have a True diagonal (a position reads "
-                             f"itself)")
     n = adjacencies[0].shape[0]
     reach = np.eye(n, dtype=bool)  # reach[i, j]: output i depends on input j
     longest = 0
@@ -155,8 +112,6 @@ def counted_path_length(kind: str, n: int, *, kernel_size: int = 3,
     Uniform stacks (and the recurrent chain) are searched as one graph; the dilated convolution,
     whose layers differ, as a stack deep enough that more layers connect nothing new.
     """
-    check_kind(kind)
-    check_positive_int("n", n)
     options = {"kernel_size": kernel_size, "neighbourhood": neighbourhood}
     if kind != "dilated convolutional":
         return max_path_length(connectivity(kind, n, **options))
@@ -170,10 +125,7 @@ def counted_path_length(kind: str, n: int, *, kernel_size: int = 3,
 def path_length_formula(kind: str, n: int, *, kernel_size: int = 3,
                         neighbourhood: int = 5) -> int:
     """Closed form of :func:`counted_path_length`: the exact counts behind the paper's O(.)."""
-    check_kind(kind)
-    check_positive_int("n", n)
-    check_odd("kernel_size", kernel_size)
-    check_odd("neighbourhood", neighbourhood)
+    check_choice("kind", kind, KINDS)
     if n == 1:
         return 0
     if kind == "self-attention":

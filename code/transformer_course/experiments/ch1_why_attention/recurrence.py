@@ -18,7 +18,6 @@ import numpy as np
 import torch
 from torch import nn
 
-from transformer_course.core.checks import check_array, check_instance, check_positive_int
 from transformer_course.core.multihead import MultiHeadAttention
 
 
@@ -33,8 +32,6 @@ class ElmanRNN(nn.Module):
 
     def __init__(self, input_size: int, hidden_size: int) -> None:
         super().__init__()
-        check_positive_int("input_size", input_size)
-        check_positive_int("hidden_size", hidden_size)
         self.input_size, self.hidden_size = input_size, hidden_size
         self.w_ih = nn.Parameter(torch.empty(hidden_size, input_size))
         self.w_hh = nn.Parameter(torch.empty(hidden_size, hidden_size))
@@ -60,20 +57,8 @@ class ElmanRNN(nn.Module):
         Returns:
             every state (B, T, hidden_size) and the last one (B, hidden_size).
         """
-        check_array("x", x, kind=torch.Tensor, ndim=3, shape=f"(B, T, {self.input_size})",
-                    floating=True)
-        if x.shape[-1] != self.input_size:
-            raise ValueError(f"x must have shape (B, T, input_size={self.input_size}); "
-                             f"got {tuple(x.shape)}")
         B, T, _ = x.shape
-        if h0 is None:
-            h = x.new_zeros(B, self.hidden_size)  # (B, hidden)
-        else:
-            check_array("h0", h0, kind=torch.Tensor, ndim=2, shape=f"(B, {self.hidden_size})")
-            if tuple(h0.shape) != (B, self.hidden_size):
-                raise ValueError(f"h0 must have shape (B={B}, hidden_size={self.hidden_size}); "
-                                 f"got {tuple(h0.shape)}")
-            h = h0
+        h = x.new_zeros(B, self.hidden_size) if h0 is None else h0  # (B, hidden)
         driven = x @ self.w_ih.T + self.b_ih  # (B, T, hidden): needs no state
         states = []
         for t in range(T):  # sequential: step t needs the state of step t - 1
@@ -85,27 +70,13 @@ class ElmanRNN(nn.Module):
 @torch.no_grad()
 def load_torch_rnn_weights(ours: ElmanRNN, theirs: nn.RNN) -> None:
     """Copy a one-layer, unidirectional tanh ``torch.nn.RNN`` (same sizes) into ``ours``."""
-    if not isinstance(ours, ElmanRNN):
-        raise TypeError(f"ours must be an ElmanRNN; got {type(ours).__name__}")
-    if not isinstance(theirs, nn.RNN):
-        raise TypeError(f"theirs must be a torch.nn.RNN; got {type(theirs).__name__}")
-    if (theirs.num_layers, theirs.bidirectional, theirs.nonlinearity, theirs.bias) != (
-            1, False, "tanh", True):
-        raise ValueError("theirs must be a one-layer, unidirectional tanh nn.RNN with biases")
-    if (theirs.input_size, theirs.hidden_size) != (ours.input_size, ours.hidden_size):
-        raise ValueError(f"theirs must have input_size={ours.input_size} and hidden_size="
-                         f"{ours.hidden_size}; got {theirs.input_size} and {theirs.hidden_size}")
     for name in ("w_ih", "w_hh", "b_ih", "b_hh"):
         torch_name = name.replace("w_", "weight_").replace("b_", "bias_") + "_l0"
         getattr(ours, name).copy_(getattr(theirs, torch_name))
 
 
-def _first_output(result: object) -> torch.Tensor:
-    output = result[0] if isinstance(result, tuple) else result
-    if not isinstance(output, torch.Tensor):
-        raise TypeError(f"layer must return a tensor (B, T, d_out) or a tuple starting with one; "
-                        f"got {type(output).__name__}")
-    return output
+def _first_output(result: torch.Tensor | tuple) -> torch.Tensor:
+    return result[0] if isinstance(result, tuple) else result
 
 
 def last_position_jacobian_norms(layer: Callable[[torch.Tensor], object],
@@ -119,16 +90,8 @@ def last_position_jacobian_norms(layer: Callable[[torch.Tensor], object],
         layer: maps (B, T, d_model) to (B, T, d_out), or to a tuple whose first item is that.
         x: one input sequence (T, d_model).
     """
-    if not callable(layer):
-        raise TypeError(f"layer must be callable; got {type(layer).__name__}")
-    check_array("x", x, kind=torch.Tensor, ndim=2, shape="(T, d_model)", floating=True)
-    T = x.shape[0]
     with torch.no_grad():
-        probe = _first_output(layer(x[None]))
-    if probe.ndim != 3 or tuple(probe.shape[:2]) != (1, T):
-        raise ValueError(f"layer must map (B, T={T}, d_model) to (B, T, d_out); got output shape "
-                         f"{tuple(probe.shape)} for input (1, {T}, {x.shape[1]})")
-    d_out = probe.shape[-1]
+        d_out = _first_output(layer(x[None])).shape[-1]
     copies = x.detach()[None].repeat(d_out, 1, 1).requires_grad_(True)  # (d_out, T, d_model)
     y = _first_output(layer(copies))  # (d_out, T, d_out)
     rows = torch.arange(d_out)
@@ -163,11 +126,6 @@ def measure_gradient_decay(config: GradientDecayConfig = GradientDecayConfig()) 
     ``MultiHeadAttention`` and a standard-normal input, in float64 so that tiny gradients do not
     underflow. The global random state is left as it was.
     """
-    check_instance("config", config, GradientDecayConfig)
-    for name in ("seq_len", "d_model", "num_heads", "num_seeds"):
-        check_positive_int(name, getattr(config, name))
-    if not (isinstance(config.recurrent_gain, int | float) and config.recurrent_gain > 0):
-        raise ValueError(f"recurrent_gain must be a positive number; got {config.recurrent_gain!r}")
     T, d = config.seq_len, config.d_model
     recurrent, attention = [], []
     for seed in range(config.num_seeds):
@@ -194,15 +152,7 @@ def per_step_factor(norms: np.ndarray, distances: np.ndarray) -> float:
         norms: (num_seeds, T) or (T,) positive norms indexed by distance.
         distances: (T,) the distances.
     """
-    check_array("norms", norms, kind=np.ndarray, ndim=(1, 2), shape="(num_seeds, T)",
-                floating=True)
-    check_array("distances", distances, kind=np.ndarray, ndim=1, shape="(T,)")
     norms = np.atleast_2d(norms)
-    if norms.shape[1] != distances.shape[0] or distances.shape[0] < 3:
-        raise ValueError(f"norms (num_seeds, T) and distances (T,) must share T >= 3; got "
-                         f"{norms.shape} and {distances.shape}")
-    if not (norms > 0).all():
-        raise ValueError("norms must all be positive (their logarithm is fitted)")
     far = distances >= 1
     xs = np.broadcast_to(distances[far], norms[:, far].shape).ravel()
     slope = np.polyfit(xs.astype(np.float64), np.log(norms[:, far]).ravel(), 1)[0]

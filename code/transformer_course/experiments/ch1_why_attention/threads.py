@@ -28,7 +28,6 @@ import pandas as pd
 import torch
 from torch import nn
 
-from transformer_course.core.checks import check_instance, check_positive_int
 from transformer_course.core.multihead import MultiHeadAttention
 
 LAYERS = ("recurrent (nn.RNN)", "recurrent (nn.LSTM)", "self-attention (MultiHeadAttention)")
@@ -45,18 +44,6 @@ class ThreadConfig:
     threads: tuple[int, ...] = (1, 2)  # thread counts to compare; the first is the baseline
     rounds: int = 9  # timed calls per layer and thread count (medians are kept)
 
-    def __post_init__(self) -> None:
-        for name in ("length", "d_model", "num_heads", "batch", "rounds"):
-            check_positive_int(name, getattr(self, name))
-        if self.d_model % self.num_heads:
-            raise ValueError(f"d_model must be divisible by num_heads; got d_model="
-                             f"{self.d_model}, num_heads={self.num_heads}")
-        if not isinstance(self.threads, tuple) or len(self.threads) < 2:
-            raise TypeError(f"threads must be a tuple of at least two thread counts; got "
-                            f"{self.threads!r}")
-        for count in self.threads:
-            check_positive_int("threads", count)
-
 
 def thread_cpu_seconds() -> dict[int, float]:
     """CPU seconds used so far by each thread of this process, by thread id (Linux only)."""
@@ -72,8 +59,6 @@ def thread_cpu_seconds() -> dict[int, float]:
 
 def time_with_thread_clocks(fn: Callable[[], object]) -> dict[str, float]:
     """One call of ``fn``: its wall-clock seconds, all threads' CPU seconds and the busiest's."""
-    if not callable(fn):
-        raise TypeError(f"fn must be callable; got {type(fn).__name__}")
     before, start = thread_cpu_seconds(), time.perf_counter()
     fn()
     wall, after = time.perf_counter() - start, thread_cpu_seconds()
@@ -97,7 +82,6 @@ def measure_here(config: ThreadConfig) -> pd.DataFrame:
     Returns:
         one row per (round, layer, threads): wall_s, cpu_total_s and cpu_busiest_s.
     """
-    check_instance("config", config, ThreadConfig)
     calls, previous = _layers(config), torch.get_num_threads()
     pairs = [(layer, count) for layer in calls for count in config.threads]
     rows = []
@@ -127,10 +111,6 @@ def measure_thread_scaling(config: ThreadConfig = ThreadConfig(), *,
     Returns:
         one row per (round, layer, threads): wall_s, cpu_total_s and cpu_busiest_s.
     """
-    check_instance("config", config, ThreadConfig)
-    check_instance("fresh_process", fresh_process, bool)
-    if not os.path.isdir("/proc/self/task"):
-        raise RuntimeError("measure_thread_scaling reads per-thread CPU clocks, which needs Linux")
     if not fresh_process:
         if os.environ.get("OMP_WAIT_POLICY", "").upper() != "PASSIVE":
             raise RuntimeError("set OMP_WAIT_POLICY=PASSIVE before importing torch, or pass "
@@ -152,10 +132,6 @@ def summarise_threads(raw: pd.DataFrame) -> pd.DataFrame:
     ``best_case_speedup`` is the baseline's median CPU time over the median CPU time of the busiest
     thread: the speed-up if every thread had a core to itself and never waited for the others.
     """
-    columns = {"round", "layer", "threads", "wall_s", "cpu_total_s", "cpu_busiest_s"}
-    if not isinstance(raw, pd.DataFrame) or not columns <= set(raw.columns) or raw.empty:
-        raise ValueError(f"raw must be the non-empty DataFrame of measure_thread_scaling with "
-                         f"columns {sorted(columns)}")
     baseline = int(raw["threads"].min())
     rows = []
     for (layer, count), group in raw.groupby(["layer", "threads"], sort=False):

@@ -26,29 +26,13 @@ from transformer_course.core.attention import (
     scaled_dot_product_attention,
     scaled_dot_product_attention_numpy,
 )
-from transformer_course.core.checks import check_array, check_positive_int
 from transformer_course.notebook import time_call
 
-#: The attention implementations :func:`attention_time` can time, by name.
+#: The attention implementations :func:`attention_calls` can run, by name.
 ATTENTION_PATHS = ("numpy", "torch explicit", "torch fused", "F.sdpa")
 TIMED_PATHS = ATTENTION_PATHS[:3]  # the chapter's figure: the package's three paths
-#: The clocks :func:`attention_time` can read: process CPU time or elapsed wall-clock time.
+#: The clocks :func:`attention_time_samples` can read: process CPU time or elapsed wall time.
 CLOCKS = {"cpu": time.process_time, "wall": time.perf_counter}
-
-
-def _check_sizes(name: str, values: Sequence[int]) -> list[int]:
-    if isinstance(values, str) or not isinstance(values, Sequence | np.ndarray):
-        raise TypeError(f"{name} must be a sequence of positive ints; got {type(values).__name__}")
-    if len(values) == 0:
-        raise ValueError(f"{name} must hold at least one size; got an empty sequence")
-    for i, value in enumerate(values):
-        check_positive_int(f"{name}[{i}]", value)
-    return [int(v) for v in values]
-
-
-def _check_seed(seed: int) -> None:
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int; got {seed!r}")
 
 
 def dot_product_variance(d_k_values: Sequence[int], num_samples: int = 20_000,
@@ -63,15 +47,9 @@ def dot_product_variance(d_k_values: Sequence[int], num_samples: int = 20_000,
     Returns:
         one row per d_k with columns ``d_k``, ``var_unscaled`` and ``var_scaled``.
     """
-    d_ks = _check_sizes("d_k_values", d_k_values)
-    check_positive_int("num_samples", num_samples)
-    if num_samples < 2:
-        raise ValueError(f"num_samples must be at least 2 to estimate a variance; "
-                         f"got {num_samples}")
-    _check_seed(seed)
     rng = np.random.default_rng(seed)
     rows = []
-    for d_k in d_ks:
+    for d_k in d_k_values:
         q = rng.standard_normal((num_samples, d_k))  # (N, d_k)
         k = rng.standard_normal((num_samples, d_k))  # (N, d_k)
         dots = np.einsum("nd,nd->n", q, k)  # (N,)
@@ -89,8 +67,6 @@ def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
     Returns:
         (...) entropies, between 0 (one-hot) and log(T_k) (uniform).
     """
-    check_array("weights", weights, kind=torch.Tensor, min_ndim=1, shape="(..., T_k)",
-                floating=True)
     return torch.special.entr(weights).sum(dim=-1)
 
 
@@ -106,13 +82,6 @@ def softmax_input_gradient(logits: torch.Tensor, upstream: torch.Tensor) -> torc
     Returns:
         (..., T_k) gradient with respect to ``logits``.
     """
-    check_array("logits", logits, kind=torch.Tensor, min_ndim=1, shape="(..., T_k)",
-                floating=True)
-    check_array("upstream", upstream, kind=torch.Tensor, min_ndim=1, shape="(..., T_k)",
-                floating=True)
-    if upstream.shape != logits.shape:
-        raise ValueError(f"upstream must have the shape of logits {tuple(logits.shape)}; "
-                         f"got {tuple(upstream.shape)}")
     with torch.enable_grad():
         z = logits.detach().clone().requires_grad_(True)
         (torch.softmax(z, dim=-1) * upstream).sum().backward()
@@ -138,13 +107,9 @@ def softmax_saturation(d_k_values: Sequence[int], T_k: int = 64, num_queries: in
         one row per (d_k, scaling) with columns ``d_k``, ``scaling`` ("scaled" or "unscaled"),
         ``entropy``, ``max_weight`` and ``grad_norm``.
     """
-    d_ks = _check_sizes("d_k_values", d_k_values)
-    check_positive_int("T_k", T_k)
-    check_positive_int("num_queries", num_queries)
-    _check_seed(seed)
     generator = torch.Generator().manual_seed(seed)
     rows = []
-    for d_k in d_ks:
+    for d_k in d_k_values:
         q = torch.randn(num_queries, d_k, generator=generator, dtype=torch.float64)  # (N, d_k)
         k = torch.randn(T_k, d_k, generator=generator, dtype=torch.float64)  # (T_k, d_k)
         upstream = torch.randn(num_queries, T_k, generator=generator, dtype=torch.float64)
@@ -173,13 +138,6 @@ def attention_calls(shape: tuple[int, ...], *, seed: int = 0,
     (:func:`scaled_dot_product_attention`, weights returned), "torch fused" (the same with
     ``need_weights=False``) and "F.sdpa" (``torch.nn.functional.scaled_dot_product_attention``).
     """
-    if isinstance(paths, str) or not paths or any(p not in ATTENTION_PATHS for p in paths):
-        raise ValueError(f"paths must be a non-empty sequence drawn from {ATTENTION_PATHS}; "
-                         f"got {paths!r}")
-    if len(shape) < 2:
-        raise ValueError(f"shape must be (..., T, d_k); got {shape!r}")
-    for size in shape:
-        check_positive_int("shape's sizes", size)
     q, k, v = _random_qkv_numpy(tuple(shape), seed)
     tq, tk, tv = (torch.from_numpy(x) for x in (q, k, v))
     functions = {
@@ -222,18 +180,7 @@ def attention_time_samples(T_values: Sequence[int], *, d_k: int = 64, batch: int
     Returns:
         one row per (round, T, path) with columns ``round``, ``T``, ``path``, ``seconds``.
     """
-    Ts = _check_sizes("T_values", T_values)
-    check_positive_int("d_k", d_k)
-    check_positive_int("batch", batch)
-    check_positive_int("rounds", rounds)
-    check_positive_int("threads", threads)
-    _check_seed(seed)
-    if isinstance(paths, str) or not paths or any(p not in TIMED_PATHS for p in paths):
-        raise ValueError(f"paths must be a non-empty sequence drawn from {TIMED_PATHS}; "
-                         f"got {paths!r}")
-    if clock not in CLOCKS:
-        raise ValueError(f"clock must be one of {tuple(CLOCKS)}; got {clock!r}")
-    calls = {(T, path): call for T in Ts
+    calls = {(T, path): call for T in T_values
              for path, call in attention_calls((batch, T, d_k), seed=seed, paths=paths).items()}
     keys, rows = list(calls), []
     previous_threads = torch.get_num_threads()
@@ -250,14 +197,6 @@ def attention_time_samples(T_values: Sequence[int], *, d_k: int = 64, batch: int
     return pd.DataFrame(rows)
 
 
-def _check_samples(samples: pd.DataFrame) -> None:
-    columns = {"round", "T", "path", "seconds"}
-    if not isinstance(samples, pd.DataFrame) or not columns <= set(samples.columns) \
-            or samples.empty:
-        raise ValueError(f"samples must be the non-empty DataFrame of attention_time_samples "
-                         f"with columns {sorted(columns)}")
-
-
 def attention_time(samples: pd.DataFrame) -> pd.DataFrame:
     """The median and the minimum over rounds of :func:`attention_time_samples`' times.
 
@@ -265,7 +204,6 @@ def attention_time(samples: pd.DataFrame) -> pd.DataFrame:
         one row per (T, path) with columns ``T``, ``path``, ``seconds`` (median) and
         ``min_seconds``.
     """
-    _check_samples(samples)
     grouped = samples.groupby(["T", "path"], sort=False)["seconds"]
     return pd.DataFrame({"seconds": grouped.median(), "min_seconds": grouped.min()}).reset_index()
 
@@ -276,11 +214,7 @@ def growth_exponent(samples: pd.DataFrame, path: str, T_from: int, T_to: int) ->
     p = log(median over rounds of t(T_to) / t(T_from)) / log(T_to / T_from): each round's ratio
     compares two calls made moments apart, and the median ignores rounds a neighbour disturbed.
     """
-    _check_samples(samples)
     mine = samples[samples["path"] == path].pivot(index="round", columns="T", values="seconds")
-    if mine.empty or T_from not in mine.columns or T_to not in mine.columns or T_from == T_to:
-        raise ValueError(f"samples must hold path {path!r} at two different lengths T_from="
-                         f"{T_from!r} and T_to={T_to!r}")
     ratio = float((mine[T_to] / mine[T_from]).median())
     return math.log(ratio) / math.log(T_to / T_from)
 
@@ -300,13 +234,9 @@ def attention_memory(T_values: Sequence[int], *, d_k: int = 64, batch: int = 1,
         one row per T with columns ``T``, ``peak_bytes``, ``weights_bytes`` (the (B, T, T) weights
         alone) and ``peak_over_weights``.
     """
-    Ts = _check_sizes("T_values", T_values)
-    check_positive_int("d_k", d_k)
-    check_positive_int("batch", batch)
-    _check_seed(seed)
     rows = []
     already_tracing = tracemalloc.is_tracing()
-    for T in Ts:
+    for T in T_values:
         q, k, v = _random_qkv_numpy((batch, T, d_k), seed)
         if not already_tracing:
             tracemalloc.start()
@@ -329,15 +259,5 @@ def loglog_slope(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarra
         x, y: (n,) positive numbers, n >= 2, with at least two distinct x.
     """
     xs, ys = np.asarray(x, dtype=np.float64), np.asarray(y, dtype=np.float64)
-    for name, arr in (("x", xs), ("y", ys)):
-        if arr.ndim != 1 or arr.size < 2:
-            raise ValueError(f"{name} must be a 1-D sequence of at least 2 numbers, shape (n,); "
-                             f"got shape {arr.shape}")
-        if not np.all(np.isfinite(arr) & (arr > 0)):
-            raise ValueError(f"{name} must hold positive finite numbers; got {arr.tolist()}")
-    if xs.shape != ys.shape:
-        raise ValueError(f"x and y must have the same length; got shapes {xs.shape} and {ys.shape}")
-    if np.unique(xs).size < 2:
-        raise ValueError(f"x must hold at least two distinct values; got {xs.tolist()}")
     slope, _ = np.polyfit(np.log(xs), np.log(ys), deg=1)
     return float(slope)

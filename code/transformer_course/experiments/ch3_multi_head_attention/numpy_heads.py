@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 
 from transformer_course.core.attention import scaled_dot_product_attention_numpy
-from transformer_course.core.checks import Shapes, check_array, check_instance, check_positive_int
 from transformer_course.core.multihead import MultiHeadAttention
 
 
@@ -22,19 +21,13 @@ def split_heads_numpy(x: np.ndarray, num_heads: int) -> np.ndarray:
     Returns:
         (B, h, T, d_k) with d_k = d_model / h; head i holds columns i*d_k .. (i+1)*d_k - 1.
     """
-    check_array("x", x, kind=np.ndarray, ndim=3, shape="(B, T, d_model)")
-    check_positive_int("num_heads", num_heads)
     B, T, d_model = x.shape
-    if d_model % num_heads:
-        raise ValueError(f"x's last dimension d_model must be divisible by num_heads={num_heads}; "
-                         f"got shape {x.shape}")
     d_k = d_model // num_heads
     return x.reshape(B, T, num_heads, d_k).transpose(0, 2, 1, 3)  # (B, h, T, d_k)
 
 
 def merge_heads_numpy(x: np.ndarray) -> np.ndarray:
     """Concatenate the heads again: (B, h, T, d_k) -> (B, T, h * d_k)."""
-    check_array("x", x, kind=np.ndarray, ndim=4, shape="(B, h, T, d_k)")
     B, h, T, d_k = x.shape
     return x.transpose(0, 2, 1, 3).reshape(B, T, h * d_k)  # (B, T, d_model)
 
@@ -58,21 +51,7 @@ def multi_head_attention_numpy(
     Returns:
         output (B, T_q, d_model) and per-head weights (B, h, T_q, T_k).
     """
-    shapes = Shapes()
-    shapes.tensor("x_q", x_q, "B T_q d_model", kind=np.ndarray)
-    B, T_q, d_model = x_q.shape
-    shapes.tensor("x_kv", x_kv, "B T_k d_model", kind=np.ndarray)
-    check_positive_int("num_heads", num_heads)
-    if d_model % num_heads:
-        raise ValueError(f"d_model must be divisible by num_heads; got d_model={d_model}, "
-                         f"num_heads={num_heads}")
-    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v), ("w_o", w_o)):
-        shapes.tensor(name, w, "d_model d_model", kind=np.ndarray)
-    for name, b in (("b_q", b_q), ("b_k", b_k), ("b_v", b_v), ("b_o", b_o)):
-        if b is not None:
-            shapes.tensor(name, b, "d_model", kind=np.ndarray)
     if mask is not None:
-        shapes.mask("mask", mask, "B T_q T_k", kind=np.ndarray)
         mask = mask[:, None]  # (B, 1, T_q, T_k): the same mask for every head
     q = split_heads_numpy(_affine(x_q, w_q, b_q), num_heads)  # (B, h, T_q, d_k)
     k = split_heads_numpy(_affine(x_kv, w_k, b_k), num_heads)  # (B, h, T_k, d_k)
@@ -89,7 +68,6 @@ def _affine(x: np.ndarray, w: np.ndarray, b: np.ndarray | None) -> np.ndarray:
 def mha_parameters_numpy(module: MultiHeadAttention) -> dict[str, np.ndarray]:
     """A module's weights as float64 NumPy arrays, keyed and oriented for
     :func:`multi_head_attention_numpy` (weights transposed to x @ W form; biases if present)."""
-    check_instance("module", module, MultiHeadAttention)
     params: dict[str, np.ndarray] = {}
     for role in ("q", "k", "v", "o"):
         layer = getattr(module, f"w_{role}")
