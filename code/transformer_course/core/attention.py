@@ -125,16 +125,21 @@ def attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Ten
               ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """The five steps of attention, for callers that have checked the arguments (shapes and
     arguments as in :func:`scaled_dot_product_attention`, ``scale`` given)."""
-    if not need_weights:  # PyTorch's fused kernel: the same output, no weights formed
+    if not need_weights:  # the fused kernel: same output
         return _fused_attention(q, k, v, mask, scale, dropout_p), None
-    work = torch.float32 if q.dtype in _LOW_PRECISION else q.dtype  # half: scores in float32
-    scores = q.to(work) @ k.to(work).transpose(-2, -1) * scale  # 1, 2: (..., T_q, T_k)
+    q, k = _float32_if_half(q), _float32_if_half(k)
+    scores = q @ k.transpose(-2, -1) * scale  # 1, 2: (..., T_q, T_k)
     if mask is not None:
-        scores = scores.masked_fill(~mask, -math.inf)  # 3: blocked keys get -inf
-    weights = _softmax_over_keys(scores, mask, q).to(q.dtype)  # 4: (..., T_q, T_k)
+        scores = scores.masked_fill(~mask, -math.inf)  # 3
+    weights = _softmax_over_keys(scores, mask, q).to(v.dtype)  # 4
     if dropout_p:
         weights = F.dropout(weights, p=dropout_p)
     return weights @ v, weights  # 5: (..., T_q, d_v), (..., T_q, T_k)
+
+
+def _float32_if_half(x: torch.Tensor) -> torch.Tensor:
+    """Half-precision scores and softmax are computed in float32: 1e4 logits stay finite."""
+    return x.float() if x.dtype in _LOW_PRECISION else x
 
 
 def _nan_rows(q: torch.Tensor) -> torch.Tensor:

@@ -106,7 +106,8 @@ class Shapes:
         if lead:
             self.batch = shape[:cut]
         if isinstance(dtype, torch.dtype):
-            autocast = x.is_floating_point() and torch.is_autocast_enabled(x.device.type)
+            autocast = x.is_floating_point() and x.device.type != "meta" and \
+                torch.is_autocast_enabled(x.device.type)
             if x.dtype != dtype and not autocast:
                 raise TypeError(f"{name} must have dtype {dtype} (the module's); got {x.dtype}")
         elif dtype is not None and _dtype_kind(x) != dtype:
