@@ -17,7 +17,6 @@ from typing import Any
 import numpy as np
 import torch
 
-
 ASSETS = resources.files("transformer_course.explorer")
 
 
