@@ -295,5 +295,5 @@ def test_load_weights_rejects_mismatches() -> None:
         load_torch_mha_weights(ours, nn.MultiheadAttention(8, 4))
     with pytest.raises(ValueError, match=r"bias(?!\w)"):
         load_torch_mha_weights(ours, nn.MultiheadAttention(8, 2, bias=False))
-    with pytest.raises(ValueError, match=r"^packed(?!\w)"):
+    with pytest.raises(ValueError, match=r"^theirs(?!\w)"):
         load_torch_mha_weights(ours, nn.MultiheadAttention(8, 2, kdim=4, vdim=4))

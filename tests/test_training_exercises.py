@@ -47,7 +47,3 @@ def test_bad_input_and_names():
     assert [token_name(i) for i in range(5)] == ["_", "<s>", "</s>", "a", "b"]
     assert to_text(torch.tensor([1, 3, 4, 2, 0])) == "<s> a b </s>"
     assert to_text(torch.tensor([3, 0]), show_pad=True) == "a _"
-    with pytest.raises(ValueError, match="token"):
-        token_name(-1)
-    with pytest.raises(ValueError, match="ids"):
-        to_text(torch.zeros(2, 2, dtype=torch.long))

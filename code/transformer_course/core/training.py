@@ -101,14 +101,18 @@ def make_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.Adam:
 LossFunction = Callable[[nn.Module, Any, TrainConfig], torch.Tensor]
 
 
-def teacher_forced_loss(model: nn.Module, batch: Batch, config: TrainConfig) -> torch.Tensor:
-    """The Transformer's training loss: label-smoothed cross-entropy of the next token."""
-    logits = model(batch.src, batch.tgt_in, batch.src_mask, batch.tgt_mask)  # (B, T, V)
-    return label_smoothed_loss(logits, batch.tgt_out, config.label_smoothing, batch.pad_id)
+def teacher_forced_loss(model: nn.Module, batch: Batch,
+                        config: TrainConfig) -> torch.Tensor:
+    """Label-smoothed cross-entropy of the next token (the paper's loss)."""
+    logits = model(batch.src, batch.tgt_in,
+                   batch.src_mask, batch.tgt_mask)  # (B, T, V)
+    return label_smoothed_loss(logits, batch.tgt_out,
+                               config.label_smoothing, batch.pad_id)
 
 
-def train_step(model: nn.Module, optimizer: torch.optim.Optimizer, batch: Any, lr: float,
-               config: TrainConfig, loss_fn: LossFunction = teacher_forced_loss) -> float:
+def train_step(model: nn.Module, optimizer: torch.optim.Optimizer,
+               batch: Any, lr: float, config: TrainConfig,
+               loss_fn: LossFunction = teacher_forced_loss) -> float:
     """One update on ``batch`` at learning rate ``lr``; returns its loss."""
     for group in optimizer.param_groups:
         group["lr"] = lr
