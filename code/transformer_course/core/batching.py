@@ -55,12 +55,8 @@ Sequences = torch.Tensor | Sequence[torch.Tensor]
 
 def pad_sequences(sequences: Sequence[torch.Tensor], pad_id: int = PAD_ID,
                   length: int | None = None) -> torch.Tensor:
-    """Stack 1-D integer id tensors of different lengths into one (B, L) tensor, padded right.
-
-    Args:
-        sequences: B tensors of shape (n_i,), n_i >= 1. pad_id: the fill value.
-        length: L; defaults to the longest sequence, and must be at least that.
-    """
+    """B 1-D id tensors (n_i,), n_i >= 1, as one (B, L) tensor padded right with ``pad_id``;
+    ``length`` L defaults to the longest n_i and must be at least that."""
     check_instance("sequences", sequences, (list, tuple))
     return _padded("sequences", sequences, pad_id, Shapes(), "B L", length)
 
@@ -88,15 +84,8 @@ def _padded(name: str, sequences: Sequences, pad_id: int, shapes: Shapes, spec: 
 
 def shift_targets(tgt: torch.Tensor, pad_id: int = PAD_ID, bos_id: int = BOS_ID,
                   eos_id: int = EOS_ID) -> tuple[torch.Tensor, torch.Tensor]:
-    """Decoder inputs and labels for teacher forcing.
-
-    Args:
-        tgt: (B, L) integer target ids, each row y_1 .. y_n then padding (no bos, no eos).
-
-    Returns:
-        tgt_in (B, L + 1) = bos, y_1 .. y_n, padding and tgt_out (B, L + 1) = y_1 .. y_n, eos,
-        padding.
-    """
+    """Decoder inputs and labels for teacher forcing from ``tgt`` (B, L), rows y_1 .. y_n then
+    padding: tgt_in = bos, y_1 .. y_n, padding and tgt_out = y_1 .. y_n, eos, padding."""
     return _shift(_checked_rows("tgt", tgt, pad_id, bos_id, eos_id), pad_id, bos_id, eos_id)
 
 

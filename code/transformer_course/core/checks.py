@@ -1,10 +1,8 @@
 """Argument checks for the functions and classes a reader calls directly (the boundary).
 
-Each raises ``TypeError`` (wrong kind of object) or ``ValueError`` (wrong value or shape) with a
-message that starts with the argument's name, then says what was expected and what arrived.
-Shapes read as documentation: ``shapes.tensor("key", key, "B T_k d_model")``, after the query
-bound ``B`` and ``d_model``, rejects a key of any other batch size or width.
-"""
+Each raises ``TypeError`` (wrong kind) or ``ValueError`` (wrong value or shape), its message
+starting with the argument's name. Shapes read as documentation: after the query has bound
+``B`` and ``d_model``, ``shapes.tensor("key", key, "B T_k d_model")`` rejects any other."""
 
 from __future__ import annotations
 
@@ -65,12 +63,6 @@ def _dtype_kind(x: np.ndarray | torch.Tensor) -> str:
     return {"b": "bool", "f": "float", "i": "int", "u": "int"}.get(x.dtype.kind, "other")
 
 
-def _parse(spec: str) -> tuple[bool, list[str]]:
-    """``"... T_q d_k"`` -> (True, ["T_q", "d_k"]): whether leading dimensions are free."""
-    dims = spec.split()
-    return dims[:1] == ["..."], dims[1:] if dims[:1] == ["..."] else dims
-
-
 class Shapes:
     """Named dimensions shared by the arguments of one call, bound by the first that has them
     (``Shapes(d_model=16)`` binds one in advance)."""
@@ -81,8 +73,8 @@ class Shapes:
 
     def describe(self, spec: str) -> str:
         """``"B T d_model"`` as ``"(B=2, T, d_model=16)"``, with the sizes bound so far."""
-        return "(" + ", ".join(f"{d}={self.sizes[d]}" if d in self.sizes else d
-                               for d in spec.split()) + ")"
+        dims = (f"{d}={self.sizes[d]}" if d in self.sizes else d for d in spec.split())
+        return f"({', '.join(dims)})"
 
     def tensor(self, name: str, x: Any, spec: str, dtype: str | torch.dtype | None = "float",
                kind: ArrayType = torch.Tensor) -> dict[str, int]:
@@ -92,7 +84,8 @@ class Shapes:
         if not isinstance(x, kind):
             raise TypeError(f"{name} must be a {_WORDS[kind]} of shape {self.describe(spec)}; "
                             f"got {type(x).__name__}")
-        lead, named = _parse(spec)
+        lead = spec.startswith("...")  # any leading dimensions
+        named = spec.split()[lead:]
         shape = tuple(int(s) for s in x.shape)
         cut = len(shape) - len(named)
         fits = (cut >= 0 if lead else cut == 0) and 0 not in shape
@@ -121,7 +114,8 @@ class Shapes:
         if not isinstance(mask, kind):
             raise TypeError(f"{name} must be a boolean {_WORDS[kind]} of shape "
                             f"{self.describe(spec)}; got {type(mask).__name__}")
-        lead, named = _parse(spec)
+        lead = spec.startswith("...")  # any leading dimensions
+        named = spec.split()[lead:]
         target = (*(self.batch or ()), *(self.sizes[d] for d in named))
         shape = tuple(int(s) for s in mask.shape)
         fits = len(shape) <= len(target) if lead else len(shape) == len(target)
@@ -139,8 +133,7 @@ def check_token_ids(name: str, tokens: Any, vocab_size: int | None, spec: str = 
     returns the sizes ``shapes`` (a new one if None) has bound."""
     sizes = (shapes or Shapes()).tensor(name, tokens, spec, dtype="int")
     if max_len is not None and tokens.shape[-1] > max_len:
-        raise ValueError(f"{name} must be at most max_len={max_len} long; "
-                         f"got shape {tuple(tokens.shape)}")
+        raise ValueError(f"{name} must be at most max_len={max_len} long; got {tokens.shape}")
     if tokens.device.type != "meta":  # a meta tensor has no values
         low, high = int(tokens.min()), int(tokens.max())
         if low < 0 or (vocab_size is not None and high >= vocab_size):

@@ -7,19 +7,16 @@ Both decoders work on a whole batch at once and accept either a model with the p
     # prefix (N, t) long, each row starting with BOS; source_index (N,) long, the row of ``src``
     # each prefix belongs to; log_probs (N, V): log-probabilities of the next token.
 
-Outputs follow one format: (B, L) long, BOS first, then the chosen tokens, then EOS; positions
-after a sequence's EOS hold the padding id, which the decoders never choose as a token.
-``max_len`` counts every position, BOS included.
+Outputs are (B, L) long: BOS, the chosen tokens, EOS, then the padding id (never chosen as a
+token); ``max_len`` counts every position, BOS included.
 
 Greedy decoding takes the most probable token at every step. Beam search keeps the ``beam_size``
 best prefixes (by summed log-probability); a hypothesis ends when EOS is among the ``beam_size``
-best extensions of the step (so width 1 is exactly greedy decoding). It ranks
-finished hypotheses by log p(y) / lp(n), with lp(n) = ((5 + n) / 6) ** alpha, n the number of
-generated tokens (EOS included): the length penalty of Wu et al. (2016) that the paper used with
-alpha = 0.6 (section 6.1). The default here is alpha = 0: no length normalisation, so beam search
-looks for the single most probable sequence. Neither decoder caches keys and values: each step
-re-runs the decoder over the whole prefix, so a sequence of L tokens costs O(L^2) token
-positions of decoder work and O(L^3 d) in self-attention.
+best extensions of the step (so width 1 is greedy decoding). Finished hypotheses are ranked by
+log p(y) / lp(n), n the generated tokens (EOS included), lp the length penalty of Wu et al.
+(2016) the paper used with alpha = 0.6 (section 6.1); the default alpha = 0 ranks by plain
+probability. Neither decoder caches keys and values: each step re-runs the decoder over the
+whole prefix, so L tokens cost O(L^2) positions of decoder work and O(L^3 d) in self-attention.
 """
 
 from __future__ import annotations
@@ -42,12 +39,8 @@ def _is_model(model: Any) -> bool:
 
 def model_step_function(model: Any, src: torch.Tensor,
                         src_mask: torch.Tensor | None = None) -> StepFunction:
-    """A step function for an encoder-decoder model: encodes ``src`` once, then decodes prefixes.
-
-    Args:
-        model: an object with ``encode``, ``decode`` and ``project`` (a ``Transformer``).
-        src: (B, S) source ids. src_mask: (B, 1, S) bool, True at real tokens; None: no mask.
-    """
+    """A step function for a model with ``encode``, ``decode`` and ``project`` (a
+    ``Transformer``): encodes ``src`` (B, S) once, with ``src_mask`` (B, 1, S) or None."""
     memory = model.encode(src, src_mask)  # (B, S, d_model)
 
     def step(prefix: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
@@ -131,11 +124,8 @@ def greedy_decode(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_
 
 
 def length_penalty(n: int | torch.Tensor, alpha: float) -> float | torch.Tensor:
-    """lp(n) = ((5 + n) / 6) ** alpha (Wu et al., 2016); 1 for alpha = 0.
-
-    Args:
-        n: generated tokens (an int >= 0, or a tensor of them). alpha: the exponent, >= 0.
-    """
+    """lp(n) = ((5 + n) / 6) ** alpha (Wu et al., 2016) for n generated tokens (an int or a
+    tensor); 1 for alpha = 0."""
     return ((5 + n) / 6) ** alpha
 
 

@@ -7,6 +7,8 @@ sequence. ``causal_mask`` returns the bare (T, T) pattern; index it with ``[None
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from .checks import Shapes, check_instance, check_int
@@ -49,18 +51,11 @@ def combine_masks(*masks: torch.Tensor | None) -> torch.Tensor | None:
     present = [m for m in masks if m is not None]
     for i, m in enumerate(present):
         Shapes().tensor(f"masks[{i}]", m, "... T_k", dtype="bool")
-    if not present:
-        return None
     try:
-        shape = torch.broadcast_shapes(*(m.shape for m in present))
-    except RuntimeError as error:
-        shapes = ", ".join(str(tuple(m.shape)) for m in present)
-        raise ValueError(
-            f"masks must broadcast to one shape (..., T_q, T_k); got {shapes}") from error
-    combined = torch.ones(shape, dtype=torch.bool, device=present[0].device)
-    for m in present:
-        combined = combined & m
-    return combined
+        return functools.reduce(torch.logical_and, present) if present else None
+    except RuntimeError as error:  # shapes that do not broadcast
+        raise ValueError(f"masks must broadcast to one shape (..., T_q, T_k); got "
+                         f"{[tuple(m.shape) for m in present]}") from error
 
 
 def decoder_self_attention_mask(tokens: torch.Tensor, pad_id: int) -> torch.Tensor:

@@ -95,12 +95,8 @@ class PositionwiseFeedForward(nn.Module):
 
 
 class Embeddings(nn.Module):
-    """Token embedding times sqrt(d_model), plus positions, then dropout (section 3.4, 3.5).
-
-    Args:
-        vocab_size: number of token ids. d_model: width. max_len: longest sequence.
-        positional: "sinusoidal", "learned" or "none". dropout: P_drop on the sum.
-    """
+    """Token embedding times sqrt(d_model), plus positions ("sinusoidal", "learned" or
+    "none"), then dropout (sections 3.4, 3.5 and 5.4)."""
 
     def __init__(self, vocab_size: int, d_model: int, max_len: int,
                  positional: str = "sinusoidal", dropout: float = 0.0) -> None:
@@ -121,12 +117,7 @@ class Embeddings(nn.Module):
 
 class Residual(nn.Module):
     """One sub-layer with its residual connection and LayerNorm (section 3.1) and the dropout
-    on its output (section 5.4).
-
-    Args:
-        norm_first: False: LayerNorm(x + Dropout(sublayer(x))), as in the paper;
-            True: x + Dropout(sublayer(LayerNorm(x))).
-    """
+    on its output (section 5.4): post-norm (the paper) unless ``norm_first``."""
 
     def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float) -> None:
         super().__init__()
@@ -144,13 +135,8 @@ class Residual(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    """Self-attention, then feed-forward, each in a :class:`Residual`.
-
-    Args:
-        d_model, num_heads, d_ff: sizes. dropout: P_drop on each sub-layer output.
-        norm_first: pre-norm if True, post-norm (the paper) if False.
-        eps: LayerNorm epsilon. scaled: divide attention scores by sqrt(d_k).
-    """
+    """Self-attention, then feed-forward, each in a :class:`Residual` (arguments as the
+    :class:`TransformerConfig` fields; ``scaled``: divide scores by sqrt(d_k))."""
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0,
                  norm_first: bool = False, eps: float = 1e-5, scaled: bool = True) -> None:
@@ -169,10 +155,8 @@ class EncoderLayer(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    """Masked self-attention, cross-attention to the memory, feed-forward; each a Residual.
-
-    Args: as for :class:`EncoderLayer`.
-    """
+    """Masked self-attention, cross-attention to the memory, feed-forward; each a Residual
+    (arguments as for :class:`EncoderLayer`)."""
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0,
                  norm_first: bool = False, eps: float = 1e-5, scaled: bool = True) -> None:
@@ -186,10 +170,8 @@ class DecoderLayer(nn.Module):
     def forward(self, y: torch.Tensor, memory: torch.Tensor,
                 src_mask: torch.Tensor | None = None,
                 tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """y: (B, T, d_model); memory: encoder output (B, S, d_model).
-
-        src_mask: (B, 1, S) or (B, T, S); tgt_mask: (1, T, T) or (B, T, T).
-        """
+        """y: (B, T, d_model); memory: (B, S, d_model); src_mask: (B, 1 or T, S);
+        tgt_mask: (1 or B, T, T)."""
         masked_self, cross, feed_forward = self.sublayers
         y = masked_self(y, lambda y: self.self_attn(y, y, y, tgt_mask)[0])
         y = cross(y, lambda y: self.cross_attn(y, memory, memory, src_mask)[0])
@@ -197,11 +179,8 @@ class DecoderLayer(nn.Module):
 
 
 class Transformer(nn.Module):
-    """The encoder-decoder Transformer of Figure 1: embeddings, two stacks, tied output layer.
-
-    Args:
-        config: a :class:`TransformerConfig`.
-    """
+    """The encoder-decoder Transformer of Figure 1 (embeddings, two stacks, tied output layer),
+    built from a :class:`TransformerConfig`."""
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
@@ -227,10 +206,8 @@ class Transformer(nn.Module):
 
     @torch.no_grad()
     def reset_parameters(self) -> None:
-        """Xavier-uniform for every weight matrix (linear and token embedding); biases zero.
-
-        LayerNorms start at weight 1, bias 0; learned positions keep their own N(0, 0.02^2).
-        """
+        """Xavier-uniform for every weight matrix (linear and token embedding), zero biases;
+        LayerNorms start at weight 1, bias 0; learned positions keep their N(0, 0.02^2)."""
         for module in self.modules():
             if isinstance(module, nn.Linear):
                 nn.init.xavier_uniform_(module.weight)
@@ -292,29 +269,18 @@ class Transformer(nn.Module):
 
     def forward(self, src: torch.Tensor, tgt: torch.Tensor, src_mask: torch.Tensor | None = None,
                 tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Encode ``src``, decode ``tgt`` and project: logits (B, T, tgt_vocab_size).
-
-        Args:
-            src: (B, S) ids. tgt: (B, T) ids.
-            src_mask: (B, 1, S) padding mask, used by the encoder and by cross-attention.
-            tgt_mask: (1, T, T) or (B, T, T); None: causal.
-        """
+        """Encode ``src`` (B, S), decode ``tgt`` (B, T) and project: logits (B, T, V).
+        ``src_mask`` serves the encoder and cross-attention (see :meth:`encode`, :meth:`decode`)."""
         memory = self.encode(src, src_mask)
         return self.project(self.decode(tgt, memory, src_mask, tgt_mask))
 
     def attention_maps(self, src: torch.Tensor, tgt: torch.Tensor,
                        src_mask: torch.Tensor | None = None, tgt_mask: torch.Tensor | None = None,
                        ) -> dict[str, list[torch.Tensor]]:
-        """Attention weights of every layer, from one forward pass without gradient.
-
-        Recorded by hooks on the attention modules, so the layers need not pass them on.
-
-        Args: as for :meth:`forward`.
-
-        Returns:
-            {"encoder": [(B, h, S, S)] * N_enc, "decoder_self": [(B, h, T, T)] * N_dec,
-            "cross": [(B, h, T, S)] * N_dec}.
-        """
+        """Attention weights of every layer from one forward pass (arguments as for
+        :meth:`forward`), recorded by hooks so the layers need not pass them on:
+        {"encoder": [(B, h, S, S)] * N_enc, "decoder_self": [(B, h, T, T)] * N_dec,
+        "cross": [(B, h, T, S)] * N_dec}."""
         maps: dict[str, list[torch.Tensor]] = {"encoder": [], "decoder_self": [], "cross": []}
         recorded = [(layer.self_attn, maps["encoder"]) for layer in self.encoder]
         for layer in self.decoder:

@@ -20,15 +20,8 @@ BASE = 10000.0
 
 
 def sinusoidal_frequencies(d_model: int, base: float = BASE) -> np.ndarray:
-    """Angular frequencies omega_i = base^(-2i / d_model), one per sine/cosine pair.
-
-    Args:
-        d_model: model width; gives ceil(d_model / 2) frequencies.
-        base: the constant of the formula (10000 in the paper).
-
-    Returns:
-        (ceil(d_model / 2),) float64, decreasing from 1 towards 1 / base.
-    """
+    """Angular frequencies omega_i = base^(-2i / d_model), one per sine/cosine pair:
+    (ceil(d_model / 2),) float64, decreasing from 1 towards 1 / base (10000 in the paper)."""
     check_int("d_model", d_model)
     check_number("base", base, low=1, low_open=True)
     pair_index = np.arange(0, d_model, 2, dtype=np.float64)  # 2i for i = 0 .. ceil(d/2) - 1
@@ -36,30 +29,17 @@ def sinusoidal_frequencies(d_model: int, base: float = BASE) -> np.ndarray:
 
 
 def sinusoidal_wavelengths(d_model: int, base: float = BASE) -> np.ndarray:
-    """Wavelengths 2 pi / omega_i in positions: a geometric progression starting at 2 pi.
-
-    Args:
-        d_model: model width. base: the constant of the formula.
-
-    Returns:
-        (ceil(d_model / 2),) float64, increasing.
-    """
+    """Wavelengths 2 pi / omega_i in positions, (ceil(d_model / 2),): a geometric progression
+    from 2 pi."""
     return 2 * np.pi / sinusoidal_frequencies(d_model, base)
 
 
 def sinusoidal_encoding_numpy(num_positions: int, d_model: int, base: float = BASE) -> np.ndarray:
-    """(num_positions, d_model) sinusoidal encodings, float64.
-
-    Args:
-        num_positions: P, encodes positions 0 .. P - 1. d_model: model width (odd allowed).
-        base: the constant of the formula (10000 in the paper); must exceed 1.
-    """
+    """(num_positions, d_model) float64 sinusoidal encodings of positions 0 .. P - 1 (odd
+    d_model allowed; ``base`` > 1)."""
     check_int("num_positions", num_positions)
-    check_int("d_model", d_model)
-    check_number("base", base, low=1, low_open=True)
     positions = np.arange(num_positions, dtype=np.float64)[:, None]  # (P, 1)
-    pair_index = np.arange(0, d_model, 2, dtype=np.float64)  # 2i for i = 0 .. ceil(d/2) - 1
-    angles = positions / float(base) ** (pair_index / d_model)  # (P, ceil(d/2))
+    angles = positions * sinusoidal_frequencies(d_model, base)  # (P, ceil(d/2))
     encoding = np.zeros((num_positions, d_model))
     encoding[:, 0::2] = np.sin(angles)
     encoding[:, 1::2] = np.cos(angles[:, : d_model // 2])
@@ -68,12 +48,7 @@ def sinusoidal_encoding_numpy(num_positions: int, d_model: int, base: float = BA
 
 def sinusoidal_encoding(num_positions: int, d_model: int, base: float = BASE,
                         dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """(num_positions, d_model) sinusoidal encodings as a torch tensor (computed in float64).
-
-    Args:
-        num_positions: P. d_model: model width. base: the formula's constant.
-        dtype: a floating-point torch dtype for the result.
-    """
+    """:func:`sinusoidal_encoding_numpy` as a torch tensor of floating-point ``dtype``."""
     if not isinstance(dtype, torch.dtype) or not dtype.is_floating_point:
         raise TypeError(f"dtype must be a floating-point torch.dtype; got {dtype!r}")
     return torch.from_numpy(sinusoidal_encoding_numpy(num_positions, d_model, base)).to(dtype)

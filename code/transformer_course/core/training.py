@@ -136,15 +136,8 @@ class Metrics:
 
 def accuracies(predicted: torch.Tensor, labels: torch.Tensor, pad_id: int = 0,
                ) -> tuple[float, float]:
-    """Token and whole-sequence accuracy of predictions against labels.
-
-    Args:
-        predicted: (B, T') predicted ids aligned with the labels (no BOS); cut or padded to T.
-        labels: (B, T) true ids, y_1 .. y_n, EOS, padding; padding positions are not scored.
-
-    Returns:
-        (token accuracy, sequence accuracy).
-    """
+    """(token accuracy, sequence accuracy) of ``predicted`` (B, T') ids, aligned with the
+    ``labels`` (B, T) (no BOS; cut or padded to T); padding labels are not scored."""
     shapes = Shapes()
     shapes.tensor("labels", labels, "B T", dtype="int")
     shapes.tensor("predicted", predicted, "B T_pred", dtype="int")
@@ -181,15 +174,8 @@ def evaluate(model: nn.Module, batch: Batch, epsilon: float = 0.0) -> Metrics:
 def evaluate_decoding(model: nn.Module, batch: Batch, *, method: str = "greedy",
                       beam_size: int = 4, alpha: float = 0.0, bos_id: int = BOS_ID,
                       eos_id: int = EOS_ID) -> tuple[Metrics, torch.Tensor]:
-    """Decode every source of ``batch`` (no teacher forcing) and score against its labels.
-
-    Args:
-        model: the trained Transformer. batch: held-out pairs.
-        method: "greedy" or "beam". beam_size, alpha: beam-search settings.
-
-    Returns:
-        the metrics (loss is nan) and the decoded (B, L) outputs, BOS first.
-    """
+    """Decode every source of ``batch`` ("greedy" or "beam" ``method``, no teacher forcing);
+    return the metrics against its labels (loss nan) and the (B, L) outputs, BOS first."""
     check_instance("model", model, nn.Module)
     check_instance("batch", batch, Batch)
     check_choice("method", method, ("greedy", "beam"))
