@@ -1,4 +1,4 @@
-"""The build command fails loudly on every run, and its execution cache follows the code.
+"""The build command fails loudly on every run (its execution cache: tests/test_build_book.py).
 
 Each test builds a throwaway book (the real _config.yml, a tiny _toc.yml) with exactly the command
 the project uses, ``make -C <repo> book BOOK=<tmp>``.
@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -62,49 +61,6 @@ def test_warning_fails_every_build(tmp_path: Path) -> None:
     (book / "book" / "01_canary.md").write_text(HEADER + "# Canary\n\nNo references.\n")
     result = _build(book)
     assert result.returncode == 0, result.stdout[-3000:]
-
-
-def test_cache_skips_unchanged_chapters_and_follows_the_code(tmp_path: Path) -> None:
-    """Unchanged: no re-execution (and no rebuild). The code the chapter imports changed
-    (CACHE_INPUTS): re-executed, new value shown - a stale cache cannot survive it."""
-    code = tmp_path / "code"
-    code.mkdir()
-    module = code / "canary_value.py"
-    module.write_text("VALUE = 41\n")
-    counter = tmp_path / "executions.txt"
-    cell = textwrap.dedent(f"""\
-        import sys
-        sys.path.insert(0, {str(code)!r})
-        import canary_value
-        from transformer_course.notebook import glue_number
-        with open({str(counter)!r}, "a") as log:
-            log.write("executed\\n")
-        glue_number("canary-value", canary_value.VALUE * 1000 + 7)""")
-    prose = "Value: {glue:text}`canary-value`."
-    book = throwaway_book(tmp_path / "book_root", _chapter(cell, prose))
-    page = book / "_build" / "html" / "book" / "01_canary.html"
-    inputs = f"CACHE_INPUTS={code}"
-
-    first = _build(book, inputs)
-    assert first.returncode == 0, first.stdout[-3000:]
-    assert counter.read_text().count("executed") == 1
-    assert "41007" in page.read_text()
-
-    second = _build(book, inputs)
-    assert second.returncode == 0, second.stdout[-3000:]
-    assert counter.read_text().count("executed") == 1, "an unchanged chapter was re-executed"
-    assert "Executing notebook" not in second.stdout
-    assert "nothing the site is made from changed" in second.stdout
-    assert "41007" in page.read_text()
-
-    module.write_text("VALUE = 42\n")
-    third = _build(book, inputs)
-    assert third.returncode == 0, third.stdout[-3000:]
-    assert "book/01_canary.md: re-executes" in third.stdout
-    assert "canary_value.py changed" in third.stdout
-    assert counter.read_text().count("executed") == 2, "changed code did not re-execute"
-    assert "Using cached notebook" in third.stdout, "Sphinx did not read the fresh execution"
-    assert "42007" in page.read_text() and "41007" not in page.read_text()
 
 
 def test_default_cache_inputs_include_the_package_code() -> None:

@@ -71,13 +71,3 @@ def test_two_processes_with_different_string_hashing_print_the_same_numbers() ->
     assert labels[:6] == ["vocab", "bpe", "losses", "checks", "greedy", "ablations"], labels
     assert first == second, (hashlib.sha256(first.encode()).hexdigest(),
                              hashlib.sha256(second.encode()).hexdigest())
-
-
-def test_the_comparison_sees_a_process_that_depends_on_string_hashing() -> None:
-    """What this module guards against, in miniature: a set of strings printed in its own order
-    differs between two processes with different PYTHONHASHSEED."""
-    code = "print(list({'vier', 'und', 'dreißig', 'tausend', 'hundert', 'zwanzig'}))"
-    outputs = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                              env={**os.environ, "PYTHONHASHSEED": seed}, check=True).stdout
-               for seed in ("1", "2", "3", "4")}
-    assert len(outputs) > 1
