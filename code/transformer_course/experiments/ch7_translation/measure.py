@@ -261,7 +261,7 @@ def numbers_above(split: data.NumberSplit, bound: int, per_digit: int) -> np.nda
     """``per_digit`` numbers at or above ``bound`` for each leading digit there, drawn like the
     training numbers (zero rate 0.3) from outside the test sets; seeded by ``per_digit``."""
     pool = np.setdiff1d(np.arange(bound, data.MAX_NUMBER + 1),
-                        np.union1d(split.test, split.test_shapes))
+                        np.union1d(split.test, split.test_shapes), assume_unique=True)
     digits = sorted({int(x) // DIGIT_PLACE for x in range(bound, data.MAX_NUMBER + 1, DIGIT_PLACE)})
     rng = np.random.default_rng([7, per_digit])
     return np.concatenate([data.draw_numbers(pool[pool // DIGIT_PLACE == digit], per_digit, rng,
