@@ -25,7 +25,6 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import nn
-from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 from torch.utils.flop_counter import FlopCounterMode
@@ -278,11 +277,10 @@ def flops_by_length(lengths: Sequence[int], d: int, *, kernel_size: int = 3) -> 
 
 
 def _multihead_flops(lengths: Sequence[int], d: int) -> dict[int, int]:
-    """FLOPs of a whole :class:`MultiHeadAttention` self-attention layer at each length, counted on
-    fake tensors: shapes only, like ``meta``, but on the CPU device that the layer's input checks
-    accept (they ask whether autocast is on, which the ``meta`` device cannot answer)."""
+    """FLOPs of a whole :class:`MultiHeadAttention` self-attention layer at each length, counted
+    on the ``meta`` device (shapes only, nothing computed)."""
     flops = {}
-    with FakeTensorMode():
+    with torch.device("meta"):
         layer = MultiHeadAttention(d, 8 if d % 8 == 0 else 1)
         for n in lengths:
             x = torch.zeros(1, n, d)  # (B, T, d_model)
