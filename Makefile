@@ -45,10 +45,13 @@ test: book  ## build the book, then run every test (code, site, browser)
 test-fast: $(INSTALLED)  ## run the unit tests only (no book build, no browser)
 	$(BIN)/python -m pytest -n $(JOBS) -m "not build and not browser and not site"
 
-notebooks: $(INSTALLED)  ## write every chapter in _toc.yml as a Jupyter notebook into notebooks/
+# The site's notebook downloads (tools/launch_site.py): each chapter executed, its Markdown made
+# readable with that execution's numbers. Binder's postBuild runs this with the image's Python
+# (BIN=..., INSTALLED= : no virtual environment there).
+notebooks: book  ## write every chapter as the site's readable, executed notebook into notebooks/
 	@mkdir -p notebooks
 	for chapter in $$($(BIN)/python tools/toc_chapters.py --notebooks $(BOOK)); do \
-	  $(BIN)/jupytext --quiet --to ipynb --output notebooks/$$(basename "$${chapter%.*}").ipynb "$(BOOK)/$$chapter"; \
+	  cp "$(BOOK)/_build/html/_sources/$${chapter%.*}.ipynb" notebooks/; \
 	done
 	@ls notebooks
 

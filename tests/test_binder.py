@@ -112,6 +112,7 @@ def test_binder_postbuild_and_runtime() -> None:
     assert mode and mode[0] == "100755", f"binder/postBuild must be committed executable: {mode}"
     post_build = (ROOT / "binder" / "postBuild").read_text()
     assert "pip install" in post_build and "-e ." in post_build
+    assert "make notebooks" in post_build  # the readable notebooks the Binder button opens
     runtime = (ROOT / "binder" / "runtime.txt").read_text().strip()
     match = re.fullmatch(r"python-(\d+\.\d+)", runtime)
     assert match, f"runtime.txt must read python-X.Y, got {runtime!r}"
@@ -166,9 +167,16 @@ def test_launch_buttons_and_readme_badge_come_from_config() -> None:
     for source in notebooks:
         page = BeautifulSoup((site / source.with_suffix(".html")).read_text(), "html.parser")
         hrefs = [a["href"] for a in page.select("a[href]") if "/v2/gh/" in a["href"]]
-        expected = binder_links.launch_url(config, source.as_posix())
+        readable = f"notebooks/{source.stem}.ipynb"  # what binder/postBuild's make notebooks writes
+        expected = binder_links.launch_url(config, readable)
         assert hrefs == [expected], (source, hrefs)
-        assert expected.endswith(f"?urlpath=lab/tree/{source.as_posix()}")
+        assert expected.endswith(f"?urlpath=lab/tree/{readable}")
+        org, repo, _ = binder_links.repository(config)
+        branch = config["sphinx"]["config"]["colab_notebooks_branch"]
+        colab = [a["href"] for a in page.select("a[href]") if "colab" in a["href"]]
+        assert colab == [f"{config['launch_buttons']['colab_url']}/github/{org}/{repo}/blob/"
+                         f"{branch}/_sources/{source.with_suffix('.ipynb').as_posix()}"], colab
+        assert (site / "_sources" / source.with_suffix(".ipynb")).is_file()  # what Colab opens
     readme = (ROOT / "README.md").read_text()
     assert binder_links.badge_block(config) in readme, (
         "README badge is stale: run python tools/binder_links.py")

@@ -2,7 +2,9 @@
 
 For each page in ``_toc.yml``: the source download is the page's own source, byte for byte; a
 page that executes also offers an ``.ipynb`` that is valid nbformat, holds the page's code cells
-and was executed (every code cell has an execution count, and the notebook has outputs).
+(after a first cell that installs the package where it is missing) and was executed (every code
+cell has an execution count, and the notebook has outputs), and reads as the page does: every
+figure of the page is an image output with its numbered caption below, and no MyST is left.
 Needs the built site (``make book``); fails, not skips, without it.
 """
 
@@ -21,6 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import toc_chapters  # noqa: E402
+from readable_notebook import leftover_myst  # noqa: E402
 
 SITE = ROOT / "_build" / "html"
 PAGES = toc_chapters.chapters(ROOT)
@@ -66,7 +69,8 @@ def test_page_offers_its_source_and_executed_notebook(source: Path) -> None:
     assert target.is_file() and target.suffix == ".ipynb", target
     notebook = nbformat.read(target, as_version=4)
     nbformat.validate(notebook)
-    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    install, *code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    assert 'find_spec("transformer_course") is None' in install.source  # then %pip install
     expected = [c.source for c in jupytext.read(ROOT / source).cells if c.cell_type == "code"]
     assert [cell.source for cell in code] == expected, f"{target} is not {source}'s notebook"
     run = [c for c in code if "skip-execution" not in c.metadata.get("tags", [])]
@@ -74,3 +78,22 @@ def test_page_offers_its_source_and_executed_notebook(source: Path) -> None:
     if code:
         assert any(cell.outputs for cell in code), f"{target} has no outputs"
     assert notebook.metadata["kernelspec"]["name"] == "python3"
+
+
+def _images(notebook: nbformat.NotebookNode) -> int:
+    return sum(1 for cell in notebook.cells if cell.cell_type == "code"
+               for output in cell.get("outputs", []) if "image/png" in output.get("data", {}))
+
+
+@pytest.mark.parametrize("source", [p for p in PAGES if toc_chapters.is_notebook(ROOT / p)],
+                         ids=lambda p: p.stem)
+def test_notebook_download_shows_every_figure_and_no_myst(source: Path) -> None:
+    notebook = nbformat.read(SITE / "_sources" / source.with_suffix(".ipynb"), as_version=4)
+    figures = (ROOT / source).read_text().count("```{glue:figure}")
+    assert _images(notebook) >= figures > 0, (source, _images(notebook), figures)
+    assert leftover_myst(notebook) == [], leftover_myst(notebook)[:5]
+    captions = sum(cell.source.count("** (shown above): ") for cell in notebook.cells
+                   if cell.cell_type == "markdown")
+    assert captions == figures  # each figure's numbered caption, below it
+    first = notebook.cells[0]
+    assert first.cell_type == "markdown" and "make lab" in first.source  # how to run it

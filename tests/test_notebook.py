@@ -120,14 +120,15 @@ def test_glue_helpers_reject_bad_keys(key: Any, published: list[dict[str, Any]])
     plt.close("all")
 
 
-def test_glue_figure_glues_a_png_mime_bundle(published: list[dict[str, Any]]) -> None:
+def test_glue_figure_glues_and_displays_a_png(published: list[dict[str, Any]]) -> None:
+    """Displayed (no glue prefix on the mime type), so a notebook shows it under the cell."""
     fig = _figure()
     glue_figure("ch0-fig", fig)
     (call,) = published
     assert call["metadata"]["scrapbook"]["name"] == "ch0-fig"
-    assert set(call["data"]) >= {GLUE_PREFIX + "image/png"}
+    assert "image/png" in call["data"] and not any(k.startswith(GLUE_PREFIX) for k in call["data"])
     assert not any("Figure size" in str(v) for v in call["data"].values())
-    png = call["data"][GLUE_PREFIX + "image/png"]
+    png = call["data"]["image/png"]
     png = png if isinstance(png, bytes) else base64.b64decode(png)
     assert png.startswith(PNG_SIGNATURE)
     assert not plt.fignum_exists(fig.number), "glue_figure must close the figure"
@@ -200,7 +201,7 @@ def test_glue_helpers_in_a_real_ipython_shell(tmp_path: Path) -> None:
     outputs = json.loads(result.stdout.strip().splitlines()[-1])
     assert [o["name"] for o in outputs] == ["n", "f", "t"]
     assert outputs[0]["text"] == "0.5"
-    assert GLUE_PREFIX + "image/png" in outputs[1]["mimes"]
+    assert "image/png" in outputs[1]["mimes"]  # displayed: a notebook shows it
     assert GLUE_PREFIX + "text/markdown" in outputs[2]["mimes"]
 
 

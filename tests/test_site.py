@@ -223,10 +223,11 @@ def test_mathjax_is_served_locally() -> None:
 
 
 def test_outside_links_only_to_repository_or_in_prose() -> None:
-    """Links off the site outside a page's article go only to the repository or Binder."""
+    """Links off the site outside a page's article go only to the repository, Binder or Colab."""
     config = book_config()
     allowed = [config.get("repository", {}).get("url", "")]
-    allowed.append(config.get("launch_buttons", {}).get("binderhub_url", ""))
+    allowed += [config.get("launch_buttons", {}).get(f"{name}_url", "")
+                for name in ("binderhub", "colab")]
     allowed = [url.rstrip("/") for url in allowed if url]
     stray = []
     for page in site_pages():
@@ -238,7 +239,7 @@ def test_outside_links_only_to_repository_or_in_prose() -> None:
                 continue
             if not any(href == url or href.startswith(url + "/") for url in allowed):
                 stray.append(f"{_rel(page)}: {href} ({urlsplit(href).netloc})")
-    assert not stray, "outside links that are not the repository/Binder:\n" + "\n".join(stray)
+    assert not stray, "outside links that are not the repository/Binder/Colab:\n" + "\n".join(stray)
 
 
 def test_no_script_twice_on_a_page() -> None:

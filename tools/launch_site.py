@@ -20,11 +20,14 @@ Two jobs, both generic over the chapters in ``_toc.yml``:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import nbformat
+from readable_notebook import SiteFacts, UnreadableMySTError, leftover_myst, readable_notebook
 from sphinx.application import Sphinx
+from sphinx.directives.code import LiteralIncludeReader
 from sphinx.util import logging
 
 LOGGER = logging.getLogger(__name__)
@@ -92,6 +95,86 @@ def restore_cached_outputs(app: Sphinx, page: str) -> bool:
     return True
 
 
+def _glued(notebook: nbformat.NotebookNode) -> dict[str, dict[str, Any]]:
+    """Every glued value of an executed notebook: key -> mime bundle (glue's prefix removed)."""
+    glued = {}
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            record = (output.get("metadata") or {}).get("scrapbook")
+            if record:
+                cut = len(record.get("mime_prefix", ""))
+                glued[record["name"]] = {k[cut:]: v for k, v in output.get("data", {}).items()}
+    return glued
+
+
+def site_facts(app: Sphinx, page: str, notebook: nbformat.NotebookNode) -> SiteFacts:
+    """The numbers, titles and glued values the page's readable notebook needs."""
+    env, numbers, titles = app.env, {}, {}
+    for label, (docname, labelid, *title) in env.domaindata["std"]["labels"].items():
+        for figtype, ids in env.toc_fignumbers.get(docname, {}).items():
+            if labelid in ids:
+                number = ".".join(map(str, ids[labelid]))
+                numbers[label] = app.config.numfig_format.get(figtype, "%s") % number
+        if title and title[0]:
+            titles[label] = title[0]
+    titles.update({docname: title.astext() for docname, title in env.titles.items()})
+
+    def read_include(path: str, options: Mapping[str, str]) -> str:
+        source = Path(app.srcdir) / Path(page).parent / path
+        typed = {k: int(v) if k == "dedent" else v for k, v in options.items()
+                 if k in ("pyobject", "start-at", "start-after", "end-before", "lines", "dedent")}
+        return LiteralIncludeReader(str(source), typed, app.config).read()[0]
+
+    return SiteFacts(numbers, titles, _glued(notebook), page, read_include)
+
+
+def first_cells(app: Sphinx) -> list[nbformat.NotebookNode]:
+    """What a downloaded chapter says first: where it comes from and how to run it, and a cell
+    that installs the course's package where it is missing (Colab, a bare environment)."""
+    repository = app.config.html_theme_options.get("repository_url", "").rstrip("/")
+    branch = app.config.html_theme_options.get("repository_branch", "main")
+    title = app.config.html_title or app.config.project
+    site = f"[{title}]({repository})" if repository else title
+    note = nbformat.v4.new_markdown_cell(
+        f"*A chapter of {site}, executed when the site was built: the numbers in the text and "
+        "the figures are that run's. To run it yourself, the next cell installs the course's "
+        "package when it is missing (on Colab, for example); on your own machine, clone the "
+        "repository and run `make lab` there, which sets up everything the chapters need "
+        "(see its README).*")
+    install = nbformat.v4.new_code_cell(
+        "# Installs the course's package and what it needs, only where it is missing.\n"
+        "import importlib.util\n\n"
+        'if importlib.util.find_spec("transformer_course") is None:\n'
+        f'    %pip install --quiet "transformer-course @ git+{repository}@{branch}"')
+    return [note, install]
+
+
+def figures_shown_in_cells(notebook: nbformat.NotebookNode) -> list[str]:
+    """Glued figures a cell displays on the page as well as at their ``{glue:figure}``: a cell
+    that glues a figure (displayed, for notebook readers) must be ``remove-output`` or
+    ``remove-cell`` on the site."""
+    shown = []
+    for cell in notebook.cells:
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        if cell.cell_type != "code" or tags & {"remove-output", "remove-cell"}:
+            continue
+        shown += [output["metadata"]["scrapbook"]["name"] for output in cell.get("outputs", [])
+                  if "scrapbook" in (output.get("metadata") or {})
+                  and any(k.startswith("image/") for k in output.get("data", {}))]
+    return shown
+
+
+def write_readable_download(app: Sphinx, page: str) -> list[str]:
+    """Rewrite ``page``'s download as a readable notebook; return what is wrong with it: MyST
+    it keeps, figures its page would show twice."""
+    path = Path(app.outdir) / "_sources" / f"{page}.ipynb"
+    notebook = nbformat.read(path, as_version=4)
+    readable = readable_notebook(notebook, site_facts(app, page, notebook), first_cells(app))
+    nbformat.write(readable, path)
+    return leftover_myst(readable) + [f"figure {key!r} shown in its cell too (tag the cell "
+                                      f"remove-output)" for key in figures_shown_in_cells(notebook)]
+
+
 def check_notebook_downloads(app: Sphinx, exception: Exception | None) -> None:
     """Warn for every notebook page whose executed ``.ipynb`` download is missing or empty.
 
@@ -108,6 +191,14 @@ def check_notebook_downloads(app: Sphinx, exception: Exception | None) -> None:
         if problem:
             hint = " (is launch_buttons.binderhub_url set?)" if "missing" in problem else ""
             LOGGER.warning("executed notebook download for %s: %s%s", page, problem, hint,
+                           location=page)
+            continue
+        try:
+            left = write_readable_download(app, page)
+        except UnreadableMySTError as error:
+            left = [str(error)]
+        if left:
+            LOGGER.warning("notebook download for %s: %s", page, "; ".join(map(str, left[:5])),
                            location=page)
 
 
@@ -133,8 +224,34 @@ def notebook_download_problem(path: Path) -> str:
     return ""
 
 
+def notebook_launch_urls(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                         doctree: Any) -> None:
+    """Point the page's Binder and Colab buttons at its readable notebook, not its MyST source.
+
+    Binder opens ``notebooks/<chapter>.ipynb``, which ``binder/postBuild`` writes with
+    ``make notebooks`` (the site's downloads); Colab opens the same download from the branch the
+    built site is published to (``colab_notebooks_branch``), since Colab reads only from GitHub.
+    """
+    org_repo = app.config.html_theme_options.get("repository_url", "").removeprefix(
+        "https://github.com/").strip("/")
+    for group in context.get("header_buttons", []):
+        for button in group.get("buttons", []) if group.get("label") == "launch-buttons" else []:
+            if button.get("text") == "Binder":
+                base = button["url"].split("?urlpath=", 1)[0]
+                interface = button["url"].split("?urlpath=", 1)[1].split("/")[0]
+                interface = "lab/tree" if interface == "lab" else interface
+                button["url"] = f"{base}?urlpath={interface}/notebooks/{Path(pagename).name}.ipynb"
+            elif button.get("text") == "Colab":
+                colab = button["url"].split("/github/", 1)[0]
+                button["url"] = (f"{colab}/github/{org_repo}/blob/"
+                                 f"{app.config.colab_notebooks_branch}/_sources/{pagename}.ipynb")
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
-    """Register the extension: unhook thebe now; repair and check downloads after the build."""
+    """Register the extension: unhook thebe now; point the launch buttons at the readable
+    notebooks; repair, rewrite and check the downloads after the build."""
     unhook_thebe(app)
+    app.add_config_value("colab_notebooks_branch", "gh-pages", "html")
+    app.connect("html-page-context", notebook_launch_urls, priority=502)  # after the theme's 501
     app.connect("build-finished", check_notebook_downloads)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

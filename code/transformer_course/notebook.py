@@ -94,12 +94,14 @@ def _check_key(key: Any) -> None:
 
 
 def glue_figure(key: str, fig: matplotlib.figure.Figure) -> None:
-    """Glue ``fig`` under ``key`` as a PNG image, without displaying it."""
+    """Glue ``fig`` under ``key`` as a PNG image and display it under the cell, so that a reader
+    running the chapter as a notebook sees it there; the site shows it once, where its
+    ``{glue:figure}`` stands, because the cell's output is removed there (``remove-output``)."""
     from IPython.display import Image
     from myst_nb import glue
 
     _check_key(key)
-    glue(key, Image(data=figure_png(fig), format="png"), display=False)
+    glue(key, Image(data=figure_png(fig), format="png"), display=True)
 
 
 def plain_number(value: Any) -> int | float:

@@ -1,0 +1,73 @@
+"""tools/readable_notebook.py: MyST the site renders becomes Markdown a notebook renders."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from readable_notebook import (  # noqa: E402
+    SiteFacts,
+    UnreadableMySTError,
+    leftover_myst,
+    readable_markdown,
+    readable_notebook,
+)
+
+FACTS = SiteFacts(
+    numbers={"fig-x": "Figure 4.2", "tbl-y": "Table 4.1", "ex-a": "Exercise 4.3"},
+    titles={"book/05_full_model": "The full model", "sec-z": "Masks"},
+    glued={"n": {"text/plain": "0.123456"}, "k": {"text/plain": "1234"},
+           "t": {"text/markdown": "| a |\n|---|\n| 1 |", "text/plain": "<table>"}},
+    docname="book/04_positional_encoding",
+    read_include=lambda path, options: f"def {options['pyobject']}():\n    return 1\n")
+
+
+def test_numbers_references_and_links_become_text() -> None:
+    text = ("Loss {glue:text}`n:.2f` after {glue:text}`k:,` steps ({glue:text}`n`); see "
+            "{numref}`fig-x`, {numref}`Table %s <tbl-y>`, {ref}`sec-z`, {ref}`here <sec-z>`, "
+            "{doc}`05_full_model` and {doc}`the model <05_full_model>`.")
+    assert readable_markdown(text, FACTS) == (
+        "Loss 0.12 after 1,234 steps (0.123456); see Figure 4.2, Table 4.1, Masks, here, "
+        "[The full model](05_full_model.ipynb) and [the model](05_full_model.ipynb).")
+
+
+def test_directives_become_headed_blocks() -> None:
+    text = "\n".join([
+        "(fig-x)=", "```{glue:figure} f", ":name: fig-x", "", "A caption with {glue:text}`k`.",
+        "```", "", "::::{table} Seeds {glue:text}`k`", ":name: tbl-y", "", ":::{glue:md} t",
+        ":format: myst", ":::", "::::", "", ":::{exercise}", ":label: ex-a", "", "Do it.", ":::",
+        "", ":::{solution-start} ex-a", ":class: dropdown", ":::", "", "Done.", "",
+        ":::{solution-end}", ":::", "", "```{literalinclude} ../code/m.py", ":pyobject: f", "```",
+        "", ":::{important}", "Mind it.", ":::"])
+    out = readable_markdown(text, FACTS)
+    assert "**Figure 4.2** (shown above): *A caption with 1234.*" in out
+    assert "**Table 4.1.** Seeds 1234\n\n| a |\n|---|\n| 1 |" in out
+    assert "**Exercise 4.3**\n\nDo it." in out and "**Solution to Exercise 4.3**" in out
+    assert "*End of the solution.*" in out
+    assert "```python\ndef f():\n    return 1\n```" in out
+    assert "> **Important.** Mind it." in out
+    assert "(fig-x)=" not in out and "{" not in out.replace("{glue", "")
+
+
+@pytest.mark.parametrize("text", ["{cite}`vaswani`", "```{mermaid}\ngraph\n```",
+                                  "{glue:text}`missing`", "{numref}`fig-unknown`"])
+def test_what_it_cannot_write_is_an_error(text: str) -> None:
+    with pytest.raises(UnreadableMySTError):
+        readable_markdown(text, FACTS)
+
+
+def test_a_notebook_keeps_its_code_and_outputs_and_gains_first_cells() -> None:
+    code = nbformat.v4.new_code_cell("x = 1", outputs=[nbformat.v4.new_output(
+        "display_data", {"image/png": "iVBOR"})])
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("See {numref}`fig-x`."), code])
+    first = [nbformat.v4.new_markdown_cell("How to run this.")]
+    readable = readable_notebook(notebook, FACTS, first)
+    assert [c.source for c in readable.cells] == ["How to run this.", "See Figure 4.2.", "x = 1"]
+    assert readable.cells[2].outputs == code.outputs
+    assert notebook.cells[0].source == "See {numref}`fig-x`."  # the input is left alone
+    assert leftover_myst(readable) == [] and leftover_myst(notebook) == ["{numref}`fig-x`"]
