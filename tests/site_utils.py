@@ -6,6 +6,7 @@ chapter the table of contents lists, with no edits when a chapter lands.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -25,6 +26,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 from toc_chapters import source_path as toc_source_path  # noqa: E402
 from toc_chapters import toc_files  # noqa: E402
+
+from transformer_course.notebook import TIMED_SUFFIX  # noqa: E402
 
 # What `make book` writes; SITE_BUILD points the site tests at another build of the same sources
 # (a private copy built elsewhere), without touching the repository's own _build.
@@ -238,3 +241,42 @@ def book_config() -> dict[str, Any]:
 def strip_ansi(text: str) -> str:
     """``text`` without terminal colour codes."""
     return ANSI.sub("", text)
+
+
+def glued_values(notebook: Any) -> dict[str, dict[str, Any]]:
+    """Every glued value in an executed notebook: key -> mime bundle."""
+    glued: dict[str, dict[str, Any]] = {}
+    for cell in notebook.cells:
+        if cell.cell_type != "code":
+            continue
+        for key, bundle in glue_outputs(cell.get("outputs", [])).items():
+            assert key not in glued, f"glue key {key!r} is glued twice"
+            glued[key] = bundle
+    return glued
+
+
+def _as_bytes(value: Any) -> bytes:
+    return base64.b64decode(value) if isinstance(value, str) else bytes(value)
+
+
+def glue_differences(first: dict[str, dict[str, Any]],
+                     second: dict[str, dict[str, Any]]) -> list[str]:
+    """How two executions' glued values differ (keys ending in TIMED_SUFFIX are not compared)."""
+    problems = [f"{key}: glued by only one execution" for key in sorted(set(first) ^ set(second))]
+    for key in sorted(set(first) & set(second)):
+        if key.endswith(TIMED_SUFFIX):
+            continue
+        a, b = first[key], second[key]
+        if set(a) != set(b):
+            problems.append(f"{key}: mime types {sorted(a)} vs {sorted(b)}")
+            continue
+        for mime in sorted(a):
+            if mime.startswith("image/") and mime != "image/svg+xml":
+                same = _as_bytes(a[mime]) == _as_bytes(b[mime])
+            else:
+                same = a[mime] == b[mime]
+            if not same:
+                shown = "image bytes differ" if mime.startswith("image/") else \
+                    f"{str(a[mime])[:80]!r} vs {str(b[mime])[:80]!r}"
+                problems.append(f"{key} ({mime}): {shown}")
+    return problems

@@ -3,10 +3,12 @@
 - repo2docker (no Docker daemon needed with ``--no-build --debug``) reads ``binder/`` and prints
   the Dockerfile it would build.
 - A JupyterLab server started from a fresh copy of the repository, laid out as Binder lays it
-  out (the repository is the home folder, so ``.jupyter/`` is the Jupyter config folder), opens
-  the first chapter with code at the path the launch button uses, in headless Chromium: it must
-  be a notebook (not a text editor) holding the chapter's cells, and its first code cell must run
-  without error.
+  out (the repository is the home folder, so ``.jupyter/`` is the Jupyter config folder, and
+  ``notebooks/`` holds the readable notebooks postBuild writes), opens chapter 4 at the path the
+  launch button uses, in headless Chromium, and runs it from scratch: every figure of the page
+  appears under its cell, every glued value equals the build's, and a number the prose quotes is
+  rendered in the text. This is the course's one fresh execution of a chapter outside the build
+  (``make bench`` executes all seven twice and compares them).
 - The site's launch buttons and the README badge are the links ``_config.yml`` gives, and no
   page loads thebe.
 """
@@ -27,15 +29,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import jupytext
+import nbformat
 import pytest
 from bs4 import BeautifulSoup
 from packaging.specifiers import SpecifierSet
+from site_utils import glue_differences, glue_json_path, glued_values
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import binder_links  # noqa: E402
+import readable_notebook  # noqa: E402
 import toc_chapters  # noqa: E402
 
 SITE = ROOT / "_build" / "html"
@@ -46,22 +50,6 @@ OVERRIDES = Path(".jupyter") / "labconfig" / "default_setting_overrides.json"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
-PROBE_CHAPTER = """\
----
-jupytext:
-  text_representation: {extension: .md, format_name: myst, format_version: 0.13}
-kernelspec: {display_name: Python 3, language: python, name: python3}
----
-
-# Binder probe
-
-Written by tests/test_binder.py because no chapter in _toc.yml has code yet.
-
-```{code-cell} ipython3
-import transformer_course
-print("transformer_course", transformer_course.__version__)
-```
-"""
 
 
 def fresh_copy(dest: Path) -> Path:
@@ -259,17 +247,6 @@ def jupyterlab(home: Path, log: Path) -> Iterator[str]:
                 continue
 
 
-def first_chapter_with_code(copy: Path) -> Path:
-    """The first page in ``_toc.yml`` with a code cell; a probe chapter when there is none."""
-    for source in toc_chapters.chapters(copy, notebooks_only=True):
-        notebook = jupytext.read(copy / source)
-        if any(cell.cell_type == "code" for cell in notebook.cells):
-            return source
-    probe = Path("book") / "00_binder_probe.md"
-    (copy / probe).write_text(PROBE_CHAPTER)
-    return probe
-
-
 WIDGET_JS = """path => {
   const app = window.jupyterapp;
   if (!app) return null;
@@ -317,52 +294,76 @@ def run_first_cell(page, path: str) -> None:
         timeout=180_000)
 
 
+RUN_HERE = Path("book/04_positional_encoding.md")  # the chapter run in JupyterLab, as on Binder
+
+
+def quoted_number(chapter: Path, glued: dict) -> str:
+    """A number the chapter's prose quotes (a glue:text role with a decimal point), as the
+    readable notebook writes it."""
+    for role in readable_notebook.ROLE.finditer((ROOT / chapter).read_text()):
+        if role["name"] == "glue:text" and not role["text"].split(":")[0].endswith("-timed"):
+            facts = readable_notebook.SiteFacts({}, {}, glued, chapter.with_suffix("").as_posix())
+            text = readable_notebook.readable_inline(role[0], facts)
+            if "." in text and len(text) >= 4:
+                return text
+    raise AssertionError(f"{chapter} quotes no number with a decimal point")
+
+
 @pytest.mark.browser
-def test_jupyterlab_opens_a_chapter_as_a_running_notebook(tmp_path: Path) -> None:
+def test_jupyterlab_runs_a_chapter_as_binder_opens_it(tmp_path: Path) -> None:
+    """The chapter's readable notebook, where binder/postBuild puts it and at the path the
+    launch button opens, run from scratch in JupyterLab in a copy of the repository outside it:
+    every cell runs, every figure of the page appears under its cell, every glued value equals
+    the build's (timings aside), and a number the prose quotes is rendered in the text."""
     from playwright.sync_api import sync_playwright
 
+    docname = RUN_HERE.with_suffix("").as_posix()
     copy = fresh_copy(tmp_path / "home")
     write_explorer_probe(copy)
-    chapter = first_chapter_with_code(copy)
-    expected = jupytext.read(copy / chapter)
-    expected_types = [cell.cell_type for cell in expected.cells]
-    first_code = expected_types.index("code")
-    shot = SCREENSHOTS / f"jupyterlab-{chapter.stem}.png"
+    readable = Path("notebooks") / f"{RUN_HERE.stem}.ipynb"  # what make notebooks writes
+    (copy / "notebooks").mkdir()
+    shutil.copy(built_site() / "_sources" / RUN_HERE.with_suffix(".ipynb"), copy / readable)
+    built_glue = {key: output["data"]
+                  for key, output in json.loads(glue_json_path(docname).read_text()).items()}
+    number = quoted_number(RUN_HERE, built_glue)
+    figures = (ROOT / RUN_HERE).read_text().count("```{glue:figure}")
+    shot = SCREENSHOTS / f"jupyterlab-{RUN_HERE.stem}.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
-    launch_path = binder_links.launch_url(binder_links.load_config(copy), chapter.as_posix())
-    lab_path = launch_path.split("?urlpath=", 1)[1]
-    assert lab_path == f"lab/tree/{chapter.as_posix()}"
+    shot.unlink(missing_ok=True)
+    lab_path = binder_links.launch_url(binder_links.load_config(copy),
+                                       readable.as_posix()).split("?urlpath=", 1)[1]
+    state_js = f"({WIDGET_JS})({json.dumps(readable.as_posix())})"
 
     with jupyterlab(copy, tmp_path / "jupyterlab.log") as url, sync_playwright() as play:
         browser = play.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1280, "height": 860})
         try:
             page.goto(url.format(path=lab_path))
-            page.wait_for_selector(".jp-NotebookPanel .jp-CodeCell, .jp-FileEditor",
-                                   timeout=90_000)
-            assert page.locator(".jp-FileEditor").count() == 0, "opened as a text editor"
-            handle = page.wait_for_function(
-                f"() => {{ const s = ({WIDGET_JS})({json.dumps(chapter.as_posix())});"
-                " return s && s.notebook && s.kernel === 'idle' ? s : null; }",
-                timeout=120_000)
-            state = handle.json_value()
-            assert [cell["cell_type"] for cell in state["cells"]] == expected_types
-            assert [c["source"] for c in state["cells"]] == [c.source for c in expected.cells]
+            page.wait_for_function(f"() => {{ const s = {state_js};"
+                                   " return s && s.notebook && s.kernel === 'idle' ? s : null; }",
+                                   timeout=120_000)
+            page.evaluate("async () => { const c = window.jupyterapp.commands;"
+                          " await c.execute('notebook:clear-all-cell-outputs');"
+                          " await c.execute('notebook:run-all-cells'); }")
+            state = page.wait_for_function(
+                f"() => {{ const s = {state_js}; const code = s && s.cells.filter("
+                "c => c.cell_type === 'code'); return code && code.every(c => c.execution_count)"
+                " && s.kernel === 'idle' ? s : null; }", timeout=300_000).json_value()
+            outputs = [out for cell in state["cells"] if cell["cell_type"] == "code"
+                       for out in cell["outputs"]]
+            assert not [out for out in outputs if out["output_type"] == "error"]
+            images = [out for out in outputs if "image/png" in out.get("data", {})]
+            assert len(images) >= figures > 0, (len(images), figures)
+            glued = glued_values(nbformat.from_dict({"cells": state["cells"]}))
+            differences = glue_differences(glued, built_glue)
+            assert not differences, "\n".join(differences)
 
-            cell = page.locator(".jp-NotebookPanel .jp-CodeCell").first
-            cell.locator(".jp-InputArea-prompt").click()
-            page.keyboard.press("Shift+Enter")
-            handle = page.wait_for_function(
-                f"() => {{ const s = ({WIDGET_JS})({json.dumps(chapter.as_posix())});"
-                f" const c = s && s.cells[{first_code}];"
-                " return c && c.execution_count && s.kernel === 'idle' ? s : null; }",
-                timeout=180_000)
-            ran = handle.json_value()["cells"][first_code]
-            errors = [out for out in ran["outputs"] if out["output_type"] == "error"]
-            assert not errors, f"first code cell failed: {errors}"
-            prompt = cell.locator(".jp-InputArea-prompt").inner_text()
-            assert re.fullmatch(r"\[\d+\]:", prompt.strip()), prompt
-            assert "Traceback" not in cell.locator(".jp-OutputArea").inner_text()
+            quoted = page.locator(".jp-MarkdownOutput", has_text=number).first
+            quoted.scroll_into_view_if_needed()
+            assert quoted.is_visible(), number
+            page.locator(".jp-OutputArea-output img").first.scroll_into_view_if_needed()
+            assert page.locator(".jp-OutputArea-output img").first.is_visible()
+            page.screenshot(path=str(shot))
 
             # the attention explorer's scripts run in a JupyterLab output (a trusted one: made in
             # this session), and the viewer answers the mouse there
@@ -377,6 +378,7 @@ def test_jupyterlab_opens_a_chapter_as_a_running_notebook(tmp_path: Path) -> Non
             viewer.locator(".ae-map tbody th").last.hover()
             assert viewer.locator("tr.ae-active").get_attribute("data-row") == "1"
         finally:
-            page.screenshot(path=str(shot))
+            if not shot.exists():
+                page.screenshot(path=str(shot))
             browser.close()
-    print(f"JupyterLab opened {lab_path}; screenshot {shot}")
+    print(f"JupyterLab ran {lab_path}; screenshot {shot}")
