@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
 from bs4 import BeautifulSoup
@@ -294,6 +295,11 @@ def run_first_cell(page, path: str) -> None:
         timeout=180_000)
 
 
+def rendered(cell) -> bool:
+    """Whether a Markdown cell shows its rendered text (its editor hidden), not its source."""
+    return cell.locator(".jp-InputArea-editor.lm-mod-hidden").count() == 1
+
+
 RUN_HERE = Path("book/04_positional_encoding.md")  # the chapter run in JupyterLab, as on Binder
 
 
@@ -358,12 +364,22 @@ def test_jupyterlab_runs_a_chapter_as_binder_opens_it(tmp_path: Path) -> None:
             differences = glue_differences(glued, built_glue)
             assert not differences, "\n".join(differences)
 
-            quoted = page.locator(".jp-MarkdownOutput", has_text=number).first
+            quoted = page.locator(".jp-MarkdownCell", has_text=number).first
             quoted.scroll_into_view_if_needed()
-            assert quoted.is_visible(), number
+            assert quoted.is_visible() and rendered(quoted), number
             page.locator(".jp-OutputArea-output img").first.scroll_into_view_if_needed()
             assert page.locator(".jp-OutputArea-output img").first.is_visible()
             page.screenshot(path=str(shot))
+
+            # make lab's path: the chapter's MyST source opens as a notebook (jupytext's viewer,
+            # set in .jupyter/), not as text, holding the chapter's cells
+            page.goto(url.format(path=f"lab/tree/{RUN_HERE.as_posix()}"))
+            source = page.wait_for_function(
+                f"() => {{ const s = ({WIDGET_JS})({json.dumps(RUN_HERE.as_posix())});"
+                " return s && s.notebook && s.kernel === 'idle' ? s : null; }",
+                timeout=120_000).json_value()
+            assert [c["source"] for c in source["cells"]] == [
+                c.source for c in jupytext.read(copy / RUN_HERE).cells]
 
             # the attention explorer's scripts run in a JupyterLab output (a trusted one: made in
             # this session), and the viewer answers the mouse there
