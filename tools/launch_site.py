@@ -1,21 +1,22 @@
 """Sphinx extension for the book's launch and download plumbing (loaded from ``_config.yml``).
 
-Two jobs, both generic over the chapters in ``_toc.yml``:
+Its jobs, all generic over the chapters in ``_toc.yml``:
 
 - Thebe stays off and leaves no trace. Jupyter Book always loads ``sphinx_thebe``, which adds a
   stylesheet, a script and a per-page config block even with ``launch_buttons.thebe: false``.
   Live code needs a remote kernel the offline site cannot reach, so this unhooks the extension's
   event handlers and assets; its directive stays registered and renders nothing.
-- Every notebook page offers its executed ``.ipynb`` for download. sphinx-book-theme copies the
-  notebook that MyST-NB executed (``_build/jupyter_execute/<page>.ipynb``) into
-  ``_sources/<page>.ipynb`` and adds it to the page's download menu whenever a launch button is
-  configured. MyST-NB 1.4 writes that file without outputs when the page's outputs come from the
-  jupyter-cache rather than a fresh execution, and without the glued outputs (``display=False``)
-  even after a fresh one, so a reader's download would lack the chapter's numbers and figures. At
-  the end of the build this merges the cached outputs, glued ones included, back into both files
-  (as MyST-NB does for the page itself), then checks, page by page,
-  that the download exists, is valid nbformat and was executed; a missing or unexecuted one is a
-  warning, so ``-W`` fails the build.
+- Every notebook page offers its executed ``.ipynb`` for download, readable anywhere. The theme
+  copies the notebook MyST-NB executed (``_build/jupyter_execute/<page>.ipynb``) into
+  ``_sources/<page>.ipynb`` whenever a launch button is configured. MyST-NB 1.4 writes that file
+  without outputs when the page's outputs come from the jupyter-cache, so at the end of the build
+  this merges the cached outputs back into both files (as MyST-NB does for the page itself),
+  checks that the download is valid and was executed, and rewrites it as a readable notebook
+  (``readable_notebook.py``: the execution's numbers, tables and captions in plain Markdown, and
+  a first cell that installs the package where it is missing). A missing or unexecuted download,
+  MyST left in it, or a glued figure its page would show twice is a warning, so ``-W`` fails the
+  build.
+- The Binder and Colab buttons open that readable notebook, not the chapter's MyST source.
 """
 
 from __future__ import annotations
@@ -167,10 +168,11 @@ def figures_shown_in_cells(notebook: nbformat.NotebookNode) -> list[str]:
 def write_readable_download(app: Sphinx, page: str) -> list[str]:
     """Rewrite ``page``'s download as a readable notebook; return what is wrong with it: MyST
     it keeps, figures its page would show twice."""
+    executed = Path(app.outdir).parent / "jupyter_execute" / f"{page}.ipynb"
     path = Path(app.outdir) / "_sources" / f"{page}.ipynb"
-    notebook = nbformat.read(path, as_version=4)
+    notebook = nbformat.read(executed if executed.is_file() else path, as_version=4)
     readable = readable_notebook(notebook, site_facts(app, page, notebook), first_cells(app))
-    nbformat.write(readable, path)
+    nbformat.write(readable, path)  # from the executed notebook: rewriting twice is harmless
     return leftover_myst(readable) + [f"figure {key!r} shown in its cell too (tag the cell "
                                       f"remove-output)" for key in figures_shown_in_cells(notebook)]
 
