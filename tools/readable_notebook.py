@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -151,11 +151,11 @@ def readable_markdown(text: str, facts: SiteFacts) -> str:
         out.append(_directive(opening["name"], opening["arg"], lines[i + 1:end], facts))
         i = end + 1
     out.append(readable_inline("\n".join(plain), facts))
-    return "\n".join(part for part in out if part is not None).strip("\n")
+    return "\n".join(out).strip("\n")
 
 
 def readable_notebook(notebook: nbformat.NotebookNode, facts: SiteFacts,
-                      first_cells: list[nbformat.NotebookNode] = ()) -> nbformat.NotebookNode:
+                      first_cells: Sequence[nbformat.NotebookNode] = ()) -> nbformat.NotebookNode:
     """A copy of ``notebook`` with every Markdown cell readable, ``first_cells`` in front."""
     readable = copy.deepcopy(notebook)
     for cell in readable.cells:
