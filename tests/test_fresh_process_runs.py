@@ -1,11 +1,12 @@
 """The training chapters' pipelines give the same numbers in two fresh processes.
 
 Chapters 6 and 7 are re-executed in full by ``make bench`` only (a minute or more each, against
-``make test``'s budget of 150 s); this is the part of that check that fits in ``make test``. Each process has its own string
-hashing (PYTHONHASHSEED differs), as two kernels do, so anything that leans on the order of a set
-or a dict built from strings (vocabularies, subword merges, groupings) shows up here, at the size
-of a unit test: chapter 7's data split, morphemes and BPE, encoding and a short training run with
-its validation checks and greedy translations; chapter 6's task sampling and an ablation table.
+``make test``'s budget of 150 s); this is the part of that check that fits in ``make test``. Each
+process has its own string hashing (PYTHONHASHSEED differs), as two kernels do, so anything that
+leans on the order of a set or a dict built from strings (vocabularies, subword merges, groupings)
+shows up here, at the size of a unit test: chapter 7's data split, morphemes and BPE, encoding and
+a short training run with its validation checks and greedy translations; chapter 6's task sampling
+and an ablation table.
 """
 
 from __future__ import annotations
