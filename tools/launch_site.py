@@ -21,11 +21,13 @@ Its jobs, all generic over the chapters in ``_toc.yml``:
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import nbformat
+from myst_nb.ext.glue import extract_glue_data_cell
 from readable_notebook import SiteFacts, UnreadableMySTError, leftover_myst, readable_notebook
 from sphinx.application import Sphinx
 from sphinx.directives.code import LiteralIncludeReader
@@ -97,15 +99,10 @@ def restore_cached_outputs(app: Sphinx, page: str) -> bool:
 
 
 def _glued(notebook: nbformat.NotebookNode) -> dict[str, dict[str, Any]]:
-    """Every glued value of an executed notebook: key -> mime bundle (glue's prefix removed)."""
-    glued = {}
-    for cell in notebook.cells:
-        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
-            record = (output.get("metadata") or {}).get("scrapbook")
-            if record:
-                cut = len(record.get("mime_prefix", ""))
-                glued[record["name"]] = {k[cut:]: v for k, v in output.get("data", {}).items()}
-    return glued
+    """Every glued value of an executed notebook: key -> mime bundle, as MyST-NB reads it (its
+    extraction strips the glue outputs from the cells, so it reads a copy)."""
+    cells = [copy.deepcopy(cell) for cell in notebook.cells if cell.cell_type == "code"]
+    return {key: output["data"] for cell in cells for key, output in extract_glue_data_cell(cell)}
 
 
 def site_facts(app: Sphinx, page: str, notebook: nbformat.NotebookNode) -> SiteFacts:
