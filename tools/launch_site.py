@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from chapter_facts import chapter_summary
 from myst_nb.ext.glue import extract_glue_data_cell
 from readable_notebook import SiteFacts, UnreadableMySTError, leftover_myst, readable_notebook
 from sphinx.application import Sphinx
@@ -123,7 +124,8 @@ def site_facts(app: Sphinx, page: str, notebook: nbformat.NotebookNode) -> SiteF
                  if k in ("pyobject", "start-at", "start-after", "end-before", "lines", "dedent")}
         return LiteralIncludeReader(str(source), typed, app.config).read()[0]
 
-    return SiteFacts(numbers, titles, _glued(notebook), page, read_include)
+    summary = chapter_summary(app, page, env.get_and_resolve_doctree(page, app.builder))
+    return SiteFacts(numbers, titles, _glued(notebook), page, read_include, summary)
 
 
 def first_cells(app: Sphinx) -> list[nbformat.NotebookNode]:

@@ -45,6 +45,7 @@ class SiteFacts:
     docname: str  # the chapter being rewritten, "book/04_positional_encoding"
     read_include: Callable[[str, Mapping[str, str]], str] = field(
         default=lambda path, options: Path(path).read_text())  # literalinclude's text
+    summary: str = ""  # the {chapter-facts} line: reading and run time (tools/chapter_facts.py)
 
 
 def _explicit(text: str) -> tuple[str | None, str]:
@@ -126,6 +127,10 @@ def _directive(name: str, arg: str, body: list[str], facts: SiteFacts) -> str:
         return "*End of the solution.*"
     if name in ("important", "note", "tip", "warning"):
         return _quote(f"**{name.capitalize()}.** {inner}")
+    if name == "admonition":
+        return _quote(f"**{readable_inline(arg.strip(), facts)}.** {inner}")
+    if name == "chapter-facts":
+        return facts.summary
     if name == "literalinclude":
         return f"```python\n{facts.read_include(arg.strip(), options).rstrip()}\n```"
     raise UnreadableMySTError(f"directive {{{name}}} in {facts.docname}")

@@ -1,116 +1,13 @@
-"""Figures for the full-model chapter: the architecture diagram and norms through depth."""
+"""Figures for the full-model chapter: norms through depth (the map is in figures.architecture)."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
-from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from matplotlib.ticker import MaxNLocator
 
-_COLORS = {"attn": "#f6d7a7", "ffn": "#bfe3f0", "norm": "#f3f0a6", "embed": "#f4c6c6",
-           "io": "#ffffff", "out": "#d9c8ef"}
-_BOX_W, _BOX_H = 2.6, 0.5
-
-
-def _box(ax: plt.Axes, x: float, y: float, text: str, kind: str, width: float = _BOX_W) -> None:
-    ax.add_patch(FancyBboxPatch((x - width / 2, y - _BOX_H / 2), width, _BOX_H,
-                                boxstyle="round,pad=0.02,rounding_size=0.08",
-                                facecolor=_COLORS[kind], edgecolor="0.25", linewidth=1))
-    ax.text(x, y, text, ha="center", va="center", fontsize=8)
-
-
-def _arrow(ax: plt.Axes, start: tuple[float, float], end: tuple[float, float],
-           style: str = "-|>", rad: float = 0.0, color: str = "0.2") -> None:
-    ax.add_patch(FancyArrowPatch(start, end, arrowstyle=style, mutation_scale=9, color=color,
-                                 linewidth=1, connectionstyle=f"arc3,rad={rad}",
-                                 shrinkA=0, shrinkB=0))
-
-
-def _stack(ax: plt.Axes, x: float, y: float, sublayers: list[tuple[str, str]],
-           norm_first: bool, final_norm: bool) -> tuple[float, float, dict[str, float]]:
-    """Draw one residual sub-layer per entry upward from y.
-
-    Returns the top of the repeated layer, the top of the stack and each sub-layer box's height.
-    """
-    step = 0.75
-    heights: dict[str, float] = {}
-    for text, kind in sublayers:
-        entry = y
-        if norm_first:
-            _box(ax, x, y + step, "LayerNorm", "norm")
-            _box(ax, x, y + 2 * step, text, kind)
-            _box(ax, x, y + 3 * step, "Dropout, then Add", "norm")
-            heights[text] = y + 2 * step
-            _arrow(ax, (x, y + _BOX_H / 2 if y > 0 else y), (x, y + step - _BOX_H / 2))
-            _arrow(ax, (x, y + step + _BOX_H / 2), (x, y + 2 * step - _BOX_H / 2))
-            _arrow(ax, (x, y + 2 * step + _BOX_H / 2), (x, y + 3 * step - _BOX_H / 2))
-            y += 3 * step
-        else:
-            _box(ax, x, y + step, text, kind)
-            _box(ax, x, y + 2 * step, "Dropout, Add, LayerNorm", "norm")
-            heights[text] = y + step
-            _arrow(ax, (x, y + _BOX_H / 2), (x, y + step - _BOX_H / 2))
-            _arrow(ax, (x, y + step + _BOX_H / 2), (x, y + 2 * step - _BOX_H / 2))
-            y += 2 * step
-        side = x - _BOX_W / 2 - 0.25  # the residual path, drawn to the left of the boxes
-        tap = entry + 0.375  # between the box below and the first box of this sub-layer
-        ax.plot([x, side, side], [tap, tap, y], color="0.45", lw=1)
-        _arrow(ax, (side, y), (x - _BOX_W / 2, y), color="0.45")
-    layer_top = y
-    if final_norm:
-        _box(ax, x, y + step, "final LayerNorm (once)", "norm")
-        _arrow(ax, (x, y + _BOX_H / 2), (x, y + step - _BOX_H / 2))
-        y += step
-    return layer_top, y, heights
-
-
-def plot_architecture(norm_first: bool = False) -> Figure:
-    """The encoder-decoder of Figure 1 of the paper, post-norm (default) or pre-norm, with shapes.
-
-    Args:
-        norm_first: draw the pre-norm variant (LayerNorm inside each residual branch and a final
-            LayerNorm per stack) instead of the paper's post-norm.
-    """
-    fig, ax = plt.subplots(figsize=(8.4, 9.6 if norm_first else 7.6))
-    ex, dx = 2.0, 6.6  # column centres of encoder and decoder
-    for x, side, shape, letter in ((ex, "source", "(B, S)", "S"), (dx, "target", "(B, T)", "T")):
-        _box(ax, x, 0.0, f"{side} token ids {shape}", "io")
-        _box(ax, x, 0.75, "Embedding × √d_model + PE, Dropout", "embed", width=3.0)
-        _arrow(ax, (x, _BOX_H / 2), (x, 0.75 - _BOX_H / 2))
-        ax.text(x + 1.55, 0.75, f"(B, {letter}, d_model)", fontsize=7, color="0.35", va="center")
-    encoder_parts = [("Multi-head self-attention", "attn"), ("Feed-forward (ReLU)", "ffn")]
-    decoder_parts = [("Masked multi-head self-attention", "attn"),
-                     ("Cross-attention: Q from decoder", "attn"), ("Feed-forward (ReLU)", "ffn")]
-    enc_layer_top, enc_top, _ = _stack(ax, ex, 0.75, encoder_parts, norm_first, norm_first)
-    dec_layer_top, dec_top, heights = _stack(ax, dx, 0.75, decoder_parts, norm_first, norm_first)
-    top = max(enc_top, dec_top)
-    for x, y0, y1 in ((ex, 1.06, enc_layer_top + 0.33), (dx, 1.06, dec_layer_top + 0.33)):
-        ax.add_patch(FancyBboxPatch((x - 1.75, y0), 3.35, y1 - y0,
-                                    boxstyle="round,pad=0.02,rounding_size=0.15",
-                                    facecolor="none", edgecolor="0.55", linestyle="--"))
-        ax.text(x + 1.7, (y0 + y1) / 2, "× N", fontsize=11, va="center")
-    cross_y = heights["Cross-attention: Q from decoder"]
-    ax.text(ex, enc_top + 0.75, "memory (B, S, d_model)", ha="center", fontsize=8)
-    _arrow(ax, (ex, enc_top + 0.6), (ex, enc_top + _BOX_H / 2 - 0.1), style="-")
-    mid = (ex + dx) / 2
-    ax.plot([ex, ex, mid], [enc_top + 0.9, enc_top + 1.05, enc_top + 1.05], color="C0", lw=1.2)
-    ax.plot([mid, mid], [enc_top + 1.05, cross_y], color="C0", lw=1.2)
-    _arrow(ax, (mid, cross_y), (dx - _BOX_W / 2, cross_y), color="C0")
-    ax.text(mid - 0.1, cross_y + 0.15, "K, V", color="C0", fontsize=8, ha="right")
-    _box(ax, dx, dec_top + 0.75, "Linear: logits (B, T, V), weights tied to Embedding", "out",
-         width=3.6)
-    _box(ax, dx, dec_top + 1.5, "softmax: next-token probabilities", "out", width=3.0)
-    _arrow(ax, (dx, dec_top + _BOX_H / 2 - 0.1), (dx, dec_top + 0.75 - _BOX_H / 2))
-    _arrow(ax, (dx, dec_top + 0.75 + _BOX_H / 2), (dx, dec_top + 1.5 - _BOX_H / 2))
-    ax.text(ex, -0.75, "Encoder", ha="center", fontsize=11, weight="bold")
-    ax.text(dx, -0.75, "Decoder", ha="center", fontsize=11, weight="bold")
-    ax.set_xlim(-0.3, 9.4)
-    ax.set_ylim(-1.1, max(top, dec_top + 1.5) + 0.6)
-    ax.set_axis_off()
-    ax.set_title("Pre-norm Transformer" if norm_first else "Post-norm Transformer (the paper)",
-                 fontsize=11)
-    return fig
+from .architecture import plot_architecture  # noqa: F401  (chapter 5 draws it from here)
 
 
 def plot_depth_profile(table: pd.DataFrame, value: str, ylabel: str) -> Figure:

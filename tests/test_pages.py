@@ -1,0 +1,91 @@
+"""The teaching edition's page checks, on every chapter it covers: the map is the first figure, the
+reading and run time sit at the top, the lab notes close the chapter, no glue call shows in code a
+reader sees without unfolding it, every figure has alt text that describes it, and every table has
+plain headers and as many cells per row as its header.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from site_utils import (
+    chapter_numbers,
+    code_cell_lines,
+    glue_figures,
+    html_path,
+    parse_html,
+    source_path,
+)
+
+# The chapters rewritten as the teaching edition so far (chapters 5-7 join with their issue).
+TEACHING_EDITION = [doc for doc, number in chapter_numbers().items() if number <= 4]
+pytestmark = pytest.mark.usefixtures("built_site")
+FOLDED = {"remove-cell", "remove-input", "hide-input", "hide-cell"}  # code a reader never sees
+GLUE_CALL = re.compile(r"\bglue\w*\s*\(")
+FILE_NAME = re.compile(r"^[\w./-]*\.(png|svg|jpe?g|gif)$|^[0-9a-f]{16,}", re.IGNORECASE)
+TUPLE_HEADER = re.compile(r"^\(.*,.*\)$")
+
+
+@pytest.mark.parametrize("docname", TEACHING_EDITION)
+def test_the_map_is_the_first_figure(docname: str) -> None:
+    number = chapter_numbers()[docname]
+    figures = glue_figures(source_path(docname).read_text())
+    assert figures and figures[0].key == f"ch{number}-map", "the chapter opens with the map"
+    first = parse_html(html_path(docname)).select_one("figure")
+    assert first is not None and first.get("id") == figures[0].name, "it renders first"
+
+
+@pytest.mark.parametrize("docname", TEACHING_EDITION)
+def test_reading_and_run_time_open_the_chapter(docname: str) -> None:
+    soup = parse_html(html_path(docname))
+    facts = soup.select_one("p.chapter-facts")
+    assert facts is not None, "the chapter states its reading and run time"
+    first_section = soup.select_one("section section")
+    assert first_section is not None and facts.sourceline < first_section.sourceline
+    assert re.search(r"\d+ min", facts.get_text()) and re.search(r"\d+ (s|min)\b.*run|run.*"
+                                                                  r"\d+ (s|min)\b",
+                                                                  facts.get_text())
+
+
+@pytest.mark.parametrize("docname", TEACHING_EDITION)
+def test_lab_notes_close_the_chapter(docname: str) -> None:
+    sections = parse_html(html_path(docname)).select("main section > section")
+    titles = [section.find(re.compile("^h2$")).get_text(" ", strip=True) for section in sections
+              if section.find(re.compile("^h2$"))]
+    assert titles and titles[-1].rstrip("#").strip() == "Lab notes", titles
+
+
+@pytest.mark.parametrize("docname", TEACHING_EDITION)
+def test_no_glue_call_in_visible_code(docname: str) -> None:
+    visible = [f"line {line.line}: {line.text}"
+               for line in code_cell_lines(source_path(docname).read_text())
+               if GLUE_CALL.search(line.text) and not FOLDED & set(line.tags)]
+    assert not visible
+
+
+@pytest.mark.parametrize("docname", TEACHING_EDITION)
+def test_every_figure_has_descriptive_alt_text(docname: str) -> None:
+    bad = []
+    for image in parse_html(html_path(docname)).select("main img"):
+        alt = (image.get("alt") or "").strip()
+        if len(alt.split()) < 4 or FILE_NAME.search(alt):
+            bad.append((image.get("src"), alt))
+    assert not bad
+
+
+def _width(row) -> int:
+    return sum(int(cell.get("colspan", 1)) for cell in row.find_all(["td", "th"], recursive=False))
+
+
+@pytest.mark.parametrize("docname", TEACHING_EDITION)
+def test_tables_are_rectangular_with_plain_headers(docname: str) -> None:
+    problems = []
+    for table in parse_html(html_path(docname)).select("main table"):
+        rows = table.find_all("tr")
+        header = [cell.get_text(" ", strip=True) for cell in rows[0].find_all(["th", "td"])]
+        widths = {_width(row) for row in rows}
+        if len(widths) != 1:
+            problems.append(("ragged rows", header, sorted(widths)))
+        problems += [("tuple header", cell) for cell in header if TUPLE_HEADER.match(cell)]
+    assert not problems

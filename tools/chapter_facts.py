@@ -1,0 +1,92 @@
+"""Sphinx extension: what a chapter costs its reader, stated at its top.
+
+A chapter places the ``{chapter-facts}`` directive under its opening paragraph; the built page
+shows there how long its main path takes to read (prose words up to the closing "Lab notes"
+section, without code, math, solutions or the lab notes) and how long the chapter took to run
+when the site was built (MyST-NB's execution record). The downloaded notebook gets the same line
+(``chapter_summary``, used by tools/launch_site.py).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.util.docutils import SphinxDirective
+
+WORDS_PER_MINUTE = 180  # technical prose with figures to look at: slower than the usual 200-250
+LAB_NOTES = "lab-notes"  # the closing section's id ends with this
+
+
+class ChapterFactsNode(nodes.General, nodes.Element):
+    """Placeholder, replaced once the whole page (and its execution record) is known."""
+
+
+class ChapterFactsDirective(SphinxDirective):
+    has_content = False
+
+    def run(self) -> list[nodes.Node]:
+        return [ChapterFactsNode()]
+
+
+_SKIPPED = (nodes.literal_block, nodes.math, nodes.math_block, nodes.raw, nodes.image,
+            nodes.comment, nodes.system_message, nodes.target)
+
+
+def _skipped(node: nodes.Node) -> bool:
+    """Code, math, raw HTML, solutions and the lab notes are not the main path's prose."""
+    while node is not None:
+        if isinstance(node, _SKIPPED):
+            return True
+        if isinstance(node, nodes.section) and any(i.endswith(LAB_NOTES) for i in node["ids"]):
+            return True
+        if isinstance(node, nodes.Element) and (
+                "cell_output" in node.get("classes", ())
+                or type(node).__name__.startswith("solution")):
+            return True
+        node = node.parent
+    return False
+
+
+def main_path_words(doctree: nodes.document) -> int:
+    """Words a reader of the main path reads: prose, captions and tables, outside the skipped."""
+    return sum(len(text.astext().split()) for text in doctree.findall(nodes.Text)
+               if not _skipped(text.parent))
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"about {max(10, round(seconds / 10) * 10)} s"
+    return f"about {round(seconds / 30) / 2:g} min"
+
+
+def chapter_summary(app: Sphinx, docname: str, doctree: nodes.document) -> str:
+    """``"Reading time ... Run time ..."`` for one chapter."""
+    words = main_path_words(doctree)
+    minutes = max(5, 5 * math.ceil(words / WORDS_PER_MINUTE / 5))
+    line = f"**Reading time:** about {minutes} min for the main path ({words:,} words)"
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    record = NbMetadataCollector.get_exec_data(app.env, docname) or {}
+    if record.get("runtime") is not None:
+        line += (f"; **run time:** {_duration(record['runtime'])} to execute every cell, "
+                 "as measured when this site was built")
+    return line + ". The lab notes at the end are optional."
+
+
+def fill_chapter_facts(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    for node in list(doctree.findall(ChapterFactsNode)):
+        paragraph = nodes.paragraph(classes=["chapter-facts"])
+        # The summary's Markdown emphasis, rendered as docutils nodes.
+        for i, part in enumerate(chapter_summary(app, docname, doctree).split("**")):
+            paragraph += nodes.strong(text=part) if i % 2 else nodes.Text(part)
+        node.replace_self(paragraph)
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    app.add_node(ChapterFactsNode)
+    app.add_directive("chapter-facts", ChapterFactsDirective)
+    app.connect("doctree-resolved", fill_chapter_facts)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
