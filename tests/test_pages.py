@@ -16,6 +16,7 @@ from site_utils import (
     html_path,
     parse_html,
     source_path,
+    toc_docnames,
 )
 
 # The chapters rewritten as the teaching edition so far (chapters 5-7 join with their issue).
@@ -89,3 +90,42 @@ def test_tables_are_rectangular_with_plain_headers(docname: str) -> None:
             problems.append(("ragged rows", header, sorted(widths)))
         problems += [("tuple header", cell) for cell in header if TUPLE_HEADER.match(cell)]
     assert not problems
+
+
+def test_landing_page_gives_each_chapter_its_reading_and_run_time() -> None:
+    rows = parse_html(html_path(toc_docnames()[0])).select("main table tbody tr")
+    linked = {row.select_one("a")["href"].split("#")[0]: row.find_all("td")[-1].get_text()
+              for row in rows if row.select_one("a")}
+    assert len(linked) == len(chapter_numbers())
+    for cost in linked.values():
+        assert re.fullmatch(r"\d+ min read, runs in about [\d.]+ (s|min)", cost.strip()), cost
+
+
+def test_main_path_words_leave_out_code_math_and_the_lab_notes() -> None:
+    from chapter_facts import main_path_words
+    from docutils.core import publish_doctree
+
+    page = """
+Title
+=====
+
+One two three.
+
+.. code-block:: python
+
+   not counted at all
+
+.. math:: x = y + z
+
+Main path
+---------
+
+Four five.
+
+Lab notes
+---------
+
+Six seven eight nine ten.
+"""
+    doctree = publish_doctree(page, settings_overrides={"report_level": 5})
+    assert main_path_words(doctree) == len("Title One two three. Main path Four five.".split())

@@ -7,8 +7,6 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
-import pytest  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
 
 from transformer_course.figures import ch5_full_model as plots
 

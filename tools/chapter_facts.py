@@ -1,15 +1,18 @@
 """Sphinx extension: what a chapter costs its reader, stated at its top.
 
 A chapter places the ``{chapter-facts}`` directive under its opening paragraph; the built page
-shows there how long its main path takes to read (prose words up to the closing "Lab notes"
-section, without code, math, solutions or the lab notes) and how long the chapter took to run
-when the site was built (MyST-NB's execution record). The downloaded notebook gets the same line
-(``chapter_summary``, used by tools/launch_site.py).
+shows there how long its main path takes to read (prose words outside the closing "Lab notes"
+section, code, math and solutions) and how long the chapter took to run when the site was built
+(MyST-NB's execution record). The landing page's chapter table gives the same two figures per
+chapter through the ``{chapter-cost}`` role (its target is a chapter, as for ``{doc}``). The
+downloaded notebooks get the same text (``chapter_summary``, ``chapter_cost``, used by
+tools/launch_site.py).
 """
 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 from docutils import nodes
@@ -56,6 +59,18 @@ def main_path_words(doctree: nodes.document) -> int:
                if not _skipped(text.parent))
 
 
+def reading_minutes(words: int) -> int:
+    """Minutes to read ``words``, rounded up to five."""
+    return max(5, 5 * math.ceil(words / WORDS_PER_MINUTE / 5))
+
+
+def run_seconds(app: Sphinx, docname: str) -> float | None:
+    """How long the chapter's execution took when the site was built (None: not executed)."""
+    from myst_nb.sphinx_ import NbMetadataCollector
+
+    return (NbMetadataCollector.get_exec_data(app.env, docname) or {}).get("runtime")
+
+
 def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"about {max(10, round(seconds / 10) * 10)} s"
@@ -65,15 +80,32 @@ def _duration(seconds: float) -> str:
 def chapter_summary(app: Sphinx, docname: str, doctree: nodes.document) -> str:
     """``"Reading time ... Run time ..."`` for one chapter."""
     words = main_path_words(doctree)
-    minutes = max(5, 5 * math.ceil(words / WORDS_PER_MINUTE / 5))
-    line = f"**Reading time:** about {minutes} min for the main path ({words:,} words)"
-    from myst_nb.sphinx_ import NbMetadataCollector
-
-    record = NbMetadataCollector.get_exec_data(app.env, docname) or {}
-    if record.get("runtime") is not None:
-        line += (f"; **run time:** {_duration(record['runtime'])} to execute every cell, "
-                 "as measured when this site was built")
+    line = (f"**Reading time:** about {reading_minutes(words)} min for the main path "
+            f"({words:,} words)")
+    seconds = run_seconds(app, docname)
+    if seconds is not None:
+        line += (f"; **run time:** {_duration(seconds)} to execute every cell, as measured when "
+                 "this site was built")
     return line + ". The lab notes at the end are optional."
+
+
+def chapter_cost(app: Sphinx, docname: str) -> str:
+    """``"25 min read, runs in about 40 s"`` for the landing page's table."""
+    doctree = app.env.get_and_resolve_doctree(docname, app.builder)
+    text = f"{reading_minutes(main_path_words(doctree))} min read"
+    seconds = run_seconds(app, docname)
+    return text if seconds is None else f"{text}, runs in {_duration(seconds)}"
+
+
+class ChapterCostNode(nodes.Inline, nodes.Element):
+    """Placeholder for a chapter's cost, filled once every chapter has been read."""
+
+
+def chapter_cost_role(name, rawtext, text, lineno, inliner, options=None, content=None):
+    """``{chapter-cost}`01_x``` -> a placeholder for chapter ``01_x`` (relative, as ``{doc}``)."""
+    env = inliner.document.settings.env
+    target = str(Path(env.docname).parent / text.strip())
+    return [ChapterCostNode(target=target)], []
 
 
 def fill_chapter_facts(app: Sphinx, doctree: nodes.document, docname: str) -> None:
@@ -83,10 +115,14 @@ def fill_chapter_facts(app: Sphinx, doctree: nodes.document, docname: str) -> No
         for i, part in enumerate(chapter_summary(app, docname, doctree).split("**")):
             paragraph += nodes.strong(text=part) if i % 2 else nodes.Text(part)
         node.replace_self(paragraph)
+    for node in list(doctree.findall(ChapterCostNode)):
+        node.replace_self(nodes.Text(chapter_cost(app, node["target"])))
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
     app.add_node(ChapterFactsNode)
     app.add_directive("chapter-facts", ChapterFactsDirective)
+    app.add_node(ChapterCostNode)
+    app.add_role("chapter-cost", chapter_cost_role)
     app.connect("doctree-resolved", fill_chapter_facts)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

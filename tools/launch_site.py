@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
-from chapter_facts import chapter_summary
+from chapter_facts import chapter_cost, chapter_summary, run_seconds
 from myst_nb.ext.glue import extract_glue_data_cell
 from readable_notebook import SiteFacts, UnreadableMySTError, leftover_myst, readable_notebook
 from sphinx.application import Sphinx
@@ -125,7 +125,11 @@ def site_facts(app: Sphinx, page: str, notebook: nbformat.NotebookNode) -> SiteF
         return LiteralIncludeReader(str(source), typed, app.config).read()[0]
 
     summary = chapter_summary(app, page, env.get_and_resolve_doctree(page, app.builder))
-    return SiteFacts(numbers, titles, _glued(notebook), page, read_include, summary)
+    costs = {}
+    if any("{chapter-cost}" in cell.source for cell in notebook.cells):
+        costs = {docname: chapter_cost(app, docname) for docname in env.found_docs
+                 if run_seconds(app, docname) is not None}
+    return SiteFacts(numbers, titles, _glued(notebook), page, read_include, summary, costs)
 
 
 def first_cells(app: Sphinx) -> list[nbformat.NotebookNode]:

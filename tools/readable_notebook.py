@@ -46,6 +46,7 @@ class SiteFacts:
     read_include: Callable[[str, Mapping[str, str]], str] = field(
         default=lambda path, options: Path(path).read_text())  # literalinclude's text
     summary: str = ""  # the {chapter-facts} line: reading and run time (tools/chapter_facts.py)
+    costs: Mapping[str, str] = field(default_factory=dict)  # docname -> {chapter-cost} text
 
 
 def _explicit(text: str) -> tuple[str | None, str]:
@@ -77,6 +78,8 @@ def _role(name: str, text: str, facts: SiteFacts) -> str:
             title = words or _lookup(facts.titles, docname, "title")
             return f"[{title}]({Path(target).name}.ipynb)"
         return words or _lookup(facts.titles, target, "title")
+    if name == "chapter-cost":
+        return _lookup(facts.costs, str(Path(facts.docname).parent / text.strip()), "cost")
     raise UnreadableMySTError(f"role {{{name}}} in {facts.docname}")
 
 
