@@ -378,8 +378,17 @@ def test_jupyterlab_runs_a_chapter_as_binder_opens_it(tmp_path: Path) -> None:
                 f"() => {{ const s = ({WIDGET_JS})({json.dumps(RUN_HERE.as_posix())});"
                 " return s && s.notebook && s.cells.length > 1 ? s : null; }",
                 timeout=120_000).json_value()
-            assert [c["source"] for c in source["cells"]] == [
-                c.source for c in jupytext.read(copy / RUN_HERE).cells]
+            cells = jupytext.read(copy / RUN_HERE).cells
+            assert [c["source"] for c in source["cells"]] == [c.source for c in cells]
+            # ... and its Markdown is rendered as MyST (jupyterlab-myst): a role is no raw text
+            with_role = next(i for i, c in enumerate(cells)
+                             if c.cell_type == "markdown" and "{doc}`" in c.source)
+            page.evaluate("async (i) => { const nb = window.jupyterapp.shell.currentWidget.content;"
+                          " nb.activeCellIndex = i; await nb.scrollToItem(i); }", with_role)
+            page.wait_for_function(  # innerText leaves out the hidden source editor
+                "() => { const c = document.querySelector('.jp-Notebook .jp-Cell.jp-mod-active');"
+                " return c && c.innerText.trim().length > 20 && !c.innerText.includes('{doc}`'); }",
+                timeout=30_000)
 
             # the attention explorer's scripts run in a JupyterLab output (a trusted one: made in
             # this session), and the viewer answers the mouse there
