@@ -68,7 +68,7 @@ def test_no_glue_call_in_visible_code(docname: str) -> None:
 @pytest.mark.parametrize("docname", TEACHING_EDITION)
 def test_every_figure_has_descriptive_alt_text(docname: str) -> None:
     bad = []
-    for image in parse_html(html_path(docname)).select("main img"):
+    for image in parse_html(html_path(docname)).select("article.bd-article img"):
         alt = (image.get("alt") or "").strip()
         if len(alt.split()) < 4 or FILE_NAME.search(alt):
             bad.append((image.get("src"), alt))
