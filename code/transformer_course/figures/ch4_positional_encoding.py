@@ -9,6 +9,32 @@ import numpy as np
 from matplotlib.figure import Figure
 
 
+def plot_embedding_plus_encoding(tokens: Sequence[str], embeddings: np.ndarray,
+                                 encodings: np.ndarray) -> Figure:
+    """Token embeddings + positional encodings = the input: three (T, d_model) heat maps side
+    by side, one row per token (labelled with the token and its position), one shared colour
+    scale, with "+" and "=" between the panels. The right panel is embeddings + encodings."""
+    panels = (("token embeddings", embeddings), ("positional encodings", encodings),
+              ("input to the first layer", embeddings + encodings))
+    limit = max(np.abs(values).max() for _, values in panels)
+    fig, axes = plt.subplots(1, 3, figsize=(9.6, 2.9), sharey=True)
+    fig.subplots_adjust(left=0.11, right=0.9, wspace=0.32, bottom=0.17, top=0.88)
+    for ax, (title, values) in zip(axes, panels, strict=True):
+        image = ax.imshow(values, aspect="auto", cmap="RdBu_r", vmin=-limit, vmax=limit,
+                          interpolation="nearest")
+        ax.set_title(title, fontsize="medium")
+        ax.set_xlabel("dimension")
+        ax.grid(False)
+    axes[0].set_yticks(range(len(tokens)), [f"{token} ({t})" for t, token in enumerate(tokens)])
+    fig.colorbar(image, ax=list(axes), fraction=0.025, pad=0.02, label="value")
+    # Each sign midway between two panels, placed after the colour bar has moved the panels.
+    for index, sign in enumerate("+="):
+        left, right = axes[index].get_position(), axes[index + 1].get_position()
+        fig.text((left.x1 + right.x0) / 2, (left.y0 + left.y1) / 2, sign, ha="center",
+                 va="center", fontsize=22)
+    return fig
+
+
 def plot_encoding_heatmap(encoding: np.ndarray) -> Figure:
     """Heat map of a (P, d_model) encoding table: positions down, dimensions across."""
     fig, ax = plt.subplots(figsize=(7.0, 3.8))
