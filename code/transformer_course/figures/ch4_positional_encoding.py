@@ -17,21 +17,21 @@ def plot_embedding_plus_encoding(tokens: Sequence[str], embeddings: np.ndarray,
     panels = (("token embeddings", embeddings), ("positional encodings", encodings),
               ("input to the first layer", embeddings + encodings))
     limit = max(np.abs(values).max() for _, values in panels)
-    fig, axes = plt.subplots(1, 3, figsize=(9.6, 2.9), sharey=True)
-    fig.subplots_adjust(left=0.11, right=0.9, wspace=0.32, bottom=0.17, top=0.88)
-    for ax, (title, values) in zip(axes, panels, strict=True):
+    # Five columns: three panels, and a narrow one for each sign between them.
+    fig, columns = plt.subplots(1, 5, figsize=(9.6, 2.9), layout="constrained",
+                                gridspec_kw={"width_ratios": [1, 0.14, 1, 0.14, 1]})
+    for ax, sign in zip(columns[1::2], "+=", strict=True):
+        ax.axis("off")
+        ax.text(0.5, 0.5, sign, ha="center", va="center", fontsize=22, transform=ax.transAxes)
+    for ax, (title, values) in zip(columns[0::2], panels, strict=True):
         image = ax.imshow(values, aspect="auto", cmap="RdBu_r", vmin=-limit, vmax=limit,
                           interpolation="nearest")
         ax.set_title(title, fontsize="medium")
         ax.set_xlabel("dimension")
+        ax.set_yticks(range(len(tokens)), [] if ax is not columns[0] else
+                      [f"{token} ({t})" for t, token in enumerate(tokens)])
         ax.grid(False)
-    axes[0].set_yticks(range(len(tokens)), [f"{token} ({t})" for t, token in enumerate(tokens)])
-    fig.colorbar(image, ax=list(axes), fraction=0.025, pad=0.02, label="value")
-    # Each sign midway between two panels, placed after the colour bar has moved the panels.
-    for index, sign in enumerate("+="):
-        left, right = axes[index].get_position(), axes[index + 1].get_position()
-        fig.text((left.x1 + right.x0) / 2, (left.y0 + left.y1) / 2, sign, ha="center",
-                 va="center", fontsize=22)
+    fig.colorbar(image, ax=columns[-1], label="value")
     return fig
 
 
