@@ -40,3 +40,23 @@ def test_every_figure_function_returns_a_figure():
     assert len(figures[1].axes) == 3
     assert len(figures[5].axes) == 2
 
+
+
+def test_embedding_plus_encoding_draws_the_sum_with_its_signs():
+    import matplotlib.pyplot as plt
+
+    tokens = ["the", "cat", "sat", "the"]
+    embeddings = np.random.default_rng(0).standard_normal((4, 8))
+    encodings = sinusoidal_encoding_numpy(4, 8)
+    fig = plots.plot_embedding_plus_encoding(tokens, embeddings, encodings)
+    panels = [ax for ax in fig.axes if ax.images and ax.get_title()]
+    drawn = [np.asarray(ax.images[0].get_array()) for ax in panels]
+    assert len(drawn) == 3
+    assert np.allclose(drawn[0], embeddings) and np.allclose(drawn[1], encodings)
+    assert np.allclose(drawn[2], embeddings + encodings)
+    assert len({ax.images[0].get_clim() for ax in panels}) == 1  # one colour scale for all
+    signs = [text.get_text() for ax in fig.axes if not ax.axison for text in ax.texts]
+    assert signs == ["+", "="]
+    labels = [label.get_text() for label in panels[0].get_yticklabels()]
+    assert labels == ["the (0)", "cat (1)", "sat (2)", "the (3)"]
+    plt.close(fig)

@@ -9,6 +9,32 @@ import numpy as np
 from matplotlib.figure import Figure
 
 
+def plot_embedding_plus_encoding(tokens: Sequence[str], embeddings: np.ndarray,
+                                 encodings: np.ndarray) -> Figure:
+    """Token embeddings + positional encodings = the input: three (T, d_model) heat maps side
+    by side, one row per token (labelled with the token and its position), one shared colour
+    scale, with "+" and "=" between the panels. The right panel is embeddings + encodings."""
+    panels = (("token embeddings", embeddings), ("positional encodings", encodings),
+              ("input to the first layer", embeddings + encodings))
+    limit = max(np.abs(values).max() for _, values in panels)
+    # Five columns: three panels, and a narrow one for each sign between them.
+    fig, columns = plt.subplots(1, 5, figsize=(9.6, 2.9), layout="constrained",
+                                gridspec_kw={"width_ratios": [1, 0.14, 1, 0.14, 1]})
+    for ax, sign in zip(columns[1::2], "+=", strict=True):
+        ax.axis("off")
+        ax.text(0.5, 0.5, sign, ha="center", va="center", fontsize=22, transform=ax.transAxes)
+    for ax, (title, values) in zip(columns[0::2], panels, strict=True):
+        image = ax.imshow(values, aspect="auto", cmap="RdBu_r", vmin=-limit, vmax=limit,
+                          interpolation="nearest")
+        ax.set_title(title, fontsize="medium")
+        ax.set_xlabel("dimension")
+        ax.set_yticks(range(len(tokens)), [] if ax is not columns[0] else
+                      [f"{token} ({t})" for t, token in enumerate(tokens)])
+        ax.grid(False)
+    fig.colorbar(image, ax=columns[-1], label="value")
+    return fig
+
+
 def plot_encoding_heatmap(encoding: np.ndarray) -> Figure:
     """Heat map of a (P, d_model) encoding table: positions down, dimensions across."""
     fig, ax = plt.subplots(figsize=(7.0, 3.8))
