@@ -230,23 +230,22 @@ def count_table1(config: Table1Config = Table1Config()) -> pd.DataFrame:
 def format_table1(counted: pd.DataFrame, config: Table1Config = Table1Config()) -> pd.DataFrame:
     """The counted table beside the paper's asymptotic entries, as strings for display.
 
-    One column per layer kind, one row per quantity (the paper's rows, transposed to fit a page).
+    One row per layer kind, as in the paper; each cell gives the paper's entry, then the count
+    (FLOPs in millions; sequential operations at n and 2n; the path length at n).
     """
     n = config.n
-    columns = {}
+    rows = {}
     for kind, row in counted.iterrows():
         complexity, sequential, path = PAPER_TABLE1[kind]
-        columns[TABLE1_NAMES[kind]] = {
-            "Complexity per layer (paper)": complexity,
-            f"FLOPs counted (n={n}, d={config.d})": f"{int(row['flops']):,}",
-            "Counted ÷ paper's term": f"{row['flops_per_term']:g}",
-            "Sequential operations (paper)": sequential,
-            f"Sequential counted, n={n}": str(int(row["sequential_n"])),
-            f"Sequential counted, n={2 * n}": str(int(row["sequential_2n"])),
-            "Maximum path length (paper)": path,
-            f"Path length counted (BFS), n={n}": str(int(row["path_length"])),
+        chain = f"{int(row['sequential_n'])} \u2192 {int(row['sequential_2n'])}"
+        rows[TABLE1_NAMES[kind]] = {
+            "FLOPs: paper, counted": f"{complexity}, {row['flops'] / 1e6:.3g} M",
+            f"Sequential operations: paper, counted at n = {n} \u2192 {2 * n}":
+                f"{sequential}, {chain}",
+            "Path length: paper, counted": f"{path}, {int(row['path_length'])}",
         }
-    return pd.DataFrame(columns)
+    table = pd.DataFrame.from_dict(rows, orient="index")
+    return table.rename_axis("Layer type")
 
 
 def flops_by_length(lengths: Sequence[int], d: int, *, kernel_size: int = 3) -> pd.DataFrame:
