@@ -136,11 +136,11 @@ def test_format_table1():
     assert all(isinstance(column, str) for column in shown.columns)  # plain headers
     rnn, lstm = TABLE1_NAMES["recurrent"], TABLE1_NAMES["LSTM"]
     flops, chain, path = shown.columns
-    assert shown.loc["Self-attention", flops].startswith("O(n²·d), ")
-    assert shown.loc[rnn, flops] == f"O(n·d²), {4 * 8 * 16 * 16 / 1e6:.3g} M"
-    assert shown.loc[lstm, flops] == f"O(n·d²), {16 * 8 * 16 * 16 / 1e6:.3g} M"
-    assert shown.loc[rnn, path] == f"{PAPER_TABLE1['recurrent'][2]}, 7"
-    assert shown.loc[lstm, path].endswith(", 7")
+    assert shown.loc["Self-attention", flops].startswith("O(n²·d): ")
+    assert shown.loc[rnn, flops] == f"O(n·d²): {4 * 8 * 16 * 16 / 1e6:.3g}"
+    assert shown.loc[lstm, flops] == f"O(n·d²): {16 * 8 * 16 * 16 / 1e6:.3g}"
+    assert shown.loc[rnn, path] == f"{PAPER_TABLE1['recurrent'][2]}: 7"
+    assert shown.loc[lstm, path].endswith(": 7")
     assert shown.loc[rnn, chain].endswith(f"{3 * 8 + 2} \u2192 {3 * 16 + 2}")
     assert "n = 8" in chain and "16" in chain
 

@@ -40,10 +40,9 @@ from transformer_course.paper import TABLE1
 #: as a plain (Elman) RNN and as the LSTM the paper's recurrent baselines used.
 TABLE1_KINDS = ("self-attention", "recurrent", "LSTM", "convolutional", "dilated convolutional",
                 "restricted self-attention")
-TABLE1_NAMES = {"self-attention": "Self-attention", "recurrent": "Recurrent (Elman RNN)",
-                "LSTM": "Recurrent (LSTM)", "convolutional": "Convolutional",
-                "dilated convolutional": "Dilated convolutional",
-                "restricted self-attention": "Restricted self-attention"}
+TABLE1_NAMES = {"self-attention": "Self-attention", "recurrent": "RNN (Elman)", "LSTM": "LSTM",
+                "convolutional": "CNN", "dilated convolutional": "Dilated CNN",
+                "restricted self-attention": "Restricted attention"}  # short enough for a phone
 
 
 def graph_kind(kind: str) -> str:
@@ -231,21 +230,20 @@ def format_table1(counted: pd.DataFrame, config: Table1Config = Table1Config()) 
     """The counted table beside the paper's asymptotic entries, as strings for display.
 
     One row per layer kind, as in the paper; each cell gives the paper's entry, then the count
-    (FLOPs in millions; sequential operations at n and 2n; the path length at n).
+    (FLOPs in millions; operations that must run one after another at n and 2n; the path length at n).
     """
     n = config.n
     rows = {}
     for kind, row in counted.iterrows():
         complexity, sequential, path = PAPER_TABLE1[kind]
+        path = path.removesuffix(" (§4)").replace("log_k(n)", "log\u2096 n")
         chain = f"{int(row['sequential_n'])} \u2192 {int(row['sequential_2n'])}"
         rows[TABLE1_NAMES[kind]] = {
-            "FLOPs: paper, counted": f"{complexity}, {row['flops'] / 1e6:.3g} M",
-            f"Sequential operations: paper, counted at n = {n} \u2192 {2 * n}":
-                f"{sequential}, {chain}",
-            "Path length: paper, counted": f"{path}, {int(row['path_length'])}",
+            "FLOPs, millions": f"{complexity}: {row['flops'] / 1e6:.3g}",
+            f"One after another, n = {n} \u2192 {2 * n}": f"{sequential}: {chain}",
+            "Path length": f"{path}: {int(row['path_length'])}",
         }
-    table = pd.DataFrame.from_dict(rows, orient="index")
-    return table.rename_axis("Layer type")
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("Layer")
 
 
 def flops_by_length(lengths: Sequence[int], d: int, *, kernel_size: int = 3) -> pd.DataFrame:
