@@ -101,3 +101,15 @@ def test_thread_scaling():
     np.testing.assert_allclose(wall.lines[0].get_ydata(), [10.0, 20.0])
     np.testing.assert_allclose(busy.lines[0].get_ydata(), [10.0, 5.0])
     assert [t.get_text() for t in wall.get_legend().get_texts()] == ["a", "b"]
+
+
+def test_opening_map():
+    stored = {"source": ["<s>", "a", "b", "</s>"], "target": ["x", "</s>"],
+              "weights": [[0.1, 0.2, 0.7, 0.0], [0.25, 0.25, 0.25, 0.25]]}
+    fig = why_attention.plot_opening_map(stored)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_xticklabels()] == stored["source"]
+    assert [t.get_text() for t in ax.get_yticklabels()] == stored["target"]
+    written = [t.get_text() for t in ax.texts]
+    assert ".70" in written and written.count(".25") == 4  # every weight is written in
+    assert ax.images[0].get_array().shape == (2, 4)

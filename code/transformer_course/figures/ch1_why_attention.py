@@ -192,3 +192,28 @@ def plot_thread_scaling(summary: pd.DataFrame) -> Figure:
     wall.set_ylabel("one forward pass (ms, median)")
     wall.legend(fontsize=8)
     return fig
+
+
+def plot_opening_map(stored: dict) -> Figure:
+    """A trained model's cross-attention as a heat map with its weights written in.
+
+    Args:
+        stored: ``source`` (the columns), ``target`` (the rows) and ``weights`` (rows x columns),
+            as ``experiments.ch7_translation.opening_map`` stores them.
+    """
+    weights = np.asarray(stored["weights"], dtype=float)  # (T, S)
+    rows, cols = stored["target"], stored["source"]
+    fig, ax = plt.subplots(figsize=(0.75 * len(cols) + 1.6, 0.5 * len(rows) + 1.3),
+                           layout="constrained")
+    image = ax.imshow(weights, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    for (t, s), w in np.ndenumerate(weights):
+        ax.text(s, t, f"{w:.2f}".lstrip("0"), ha="center", va="center", fontsize=8,
+                color="white" if w > 0.6 else "black")
+    ax.set_xticks(range(len(cols)), cols)
+    ax.set_yticks(range(len(rows)), rows)
+    ax.xaxis.tick_top()
+    ax.set_xlabel("English token attended to")
+    ax.set_ylabel("German token being written")
+    ax.grid(False)
+    fig.colorbar(image, ax=ax, shrink=0.8, label="attention weight")
+    return fig

@@ -40,10 +40,9 @@ from transformer_course.paper import TABLE1
 #: as a plain (Elman) RNN and as the LSTM the paper's recurrent baselines used.
 TABLE1_KINDS = ("self-attention", "recurrent", "LSTM", "convolutional", "dilated convolutional",
                 "restricted self-attention")
-TABLE1_NAMES = {"self-attention": "Self-attention", "recurrent": "Recurrent (Elman RNN)",
-                "LSTM": "Recurrent (LSTM)", "convolutional": "Convolutional",
-                "dilated convolutional": "Dilated convolutional",
-                "restricted self-attention": "Restricted self-attention"}
+TABLE1_NAMES = {"self-attention": "Self-attention", "recurrent": "RNN (Elman)", "LSTM": "LSTM",
+                "convolutional": "CNN", "dilated convolutional": "Dilated CNN",
+                "restricted self-attention": "Restricted attention"}  # short enough for a phone
 
 
 def graph_kind(kind: str) -> str:
@@ -230,23 +229,21 @@ def count_table1(config: Table1Config = Table1Config()) -> pd.DataFrame:
 def format_table1(counted: pd.DataFrame, config: Table1Config = Table1Config()) -> pd.DataFrame:
     """The counted table beside the paper's asymptotic entries, as strings for display.
 
-    One column per layer kind, one row per quantity (the paper's rows, transposed to fit a page).
+    One row per layer kind, as in the paper; each cell gives the paper's entry, then the count
+    (FLOPs in millions; operations that must run one after another at n and 2n; the path length at n).
     """
     n = config.n
-    columns = {}
+    rows = {}
     for kind, row in counted.iterrows():
         complexity, sequential, path = PAPER_TABLE1[kind]
-        columns[TABLE1_NAMES[kind]] = {
-            "Complexity per layer (paper)": complexity,
-            f"FLOPs counted (n={n}, d={config.d})": f"{int(row['flops']):,}",
-            "Counted ÷ paper's term": f"{row['flops_per_term']:g}",
-            "Sequential operations (paper)": sequential,
-            f"Sequential counted, n={n}": str(int(row["sequential_n"])),
-            f"Sequential counted, n={2 * n}": str(int(row["sequential_2n"])),
-            "Maximum path length (paper)": path,
-            f"Path length counted (BFS), n={n}": str(int(row["path_length"])),
+        path = path.removesuffix(" (§4)").replace("log_k(n)", "log\u2096 n")
+        chain = f"{int(row['sequential_n'])} \u2192 {int(row['sequential_2n'])}"
+        rows[TABLE1_NAMES[kind]] = {
+            "FLOPs, millions": f"{complexity}: {row['flops'] / 1e6:.3g}",
+            f"One after another, n = {n} \u2192 {2 * n}": f"{sequential}: {chain}",
+            "Path length": f"{path}: {int(row['path_length'])}",
         }
-    return pd.DataFrame(columns)
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("Layer")
 
 
 def flops_by_length(lengths: Sequence[int], d: int, *, kernel_size: int = 3) -> pd.DataFrame:

@@ -1,0 +1,107 @@
+"""Chapter 7's trained model looking at "five" while it writes "fünf": the map chapter 1 opens with.
+
+Chapter 1 shows what attention does before it explains anything, on chapter 7's translation
+model. Training that model costs about a minute, so chapter 1 reads the map from
+``opening_map.json`` instead, and chapter 7, which trains the model anyway, checks that its fresh
+map equals the stored one (to :data:`TOLERANCE`), so a stale file fails the build. Regenerate the
+file after any change to chapter 7's data, model or recipe (about a minute on one thread):
+
+    python -m transformer_course.experiments.ch7_translation.opening_map
+
+The map is the last decoder layer's cross-attention, heads averaged, for the best beam hypothesis,
+exactly as chapter 7's Figure 7 draws it. The file also holds one intervention: the greedy
+translation when the word the first German token attends to most is masked out, so that no
+attention in the model can read it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from transformer_course.core.batching import BOS_ID, EOS_ID, PAD_ID, wrap_sources
+from transformer_course.core.decoding import greedy_decode
+from transformer_course.core.masks import padding_mask_from_tokens
+from transformer_course.core.model import Transformer
+from transformer_course.notebook import seed_everything, set_threads
+
+from . import corpus, data, recipe, translate
+from .pipeline import Pipeline
+
+NUMBER = 45  # "forty-five" -> "fünfundvierzig": the first German token translates the last word
+TOLERANCE = 0.005  # largest difference allowed per weight between a fresh and the stored map
+DIGITS = 4  # decimals stored per weight
+MAP_PATH = Path(__file__).with_name("opening_map.json")
+
+
+@torch.no_grad()
+def opening_map(model: Transformer, pipeline: Pipeline, number: int = NUMBER) -> dict[str, Any]:
+    """The map and the masked-word intervention for ``number``, as the JSON file stores them.
+
+    Returns:
+        number; source (English tokens, ``<s>``/``</s>`` included) and target (German tokens,
+        ``</s>`` included): the map's columns and rows; weights: rows x columns, last decoder
+        layer, heads averaged, rounded to :data:`DIGITS`; translation: the greedy output;
+        masked_word: the source token the first target token attends to most; masked_translation:
+        the greedy output with that position masked out of every attention.
+    """
+    shown = translate.translate(model, pipeline, number)
+    weights = shown.cross[-1].mean(dim=0)  # (T, S): heads averaged
+    source = ["<s>", *shown.source_tokens, "</s>"]
+    strongest = int(weights[0].argmax())  # the column the first German token reads most
+    src = wrap_sources(pipeline.source_vocab.encode(list(shown.source_tokens))[None])  # (1, S)
+    keep = padding_mask_from_tokens(src, PAD_ID).clone()  # (1, 1, S)
+    keep[..., strongest] = False
+    model.eval()
+    masked = greedy_decode(model, src, 40, BOS_ID, EOS_ID, src_mask=keep)[0]
+    return {"number": number, "source": source, "target": [*shown.target_tokens, "</s>"],
+            "weights": [[round(float(w), DIGITS) for w in row] for row in weights],
+            "translation": shown.greedy, "masked_word": source[strongest],
+            "masked_translation": pipeline.decode_target(masked)}
+
+
+def stored(path: Path = MAP_PATH) -> dict[str, Any]:
+    """The stored map (what :func:`opening_map` returned for chapter 7's model)."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def differences(fresh: dict[str, Any], kept: dict[str, Any]) -> list[str]:
+    """What differs between two maps: tokens, texts, or a weight by more than TOLERANCE."""
+    found = [key for key in ("number", "source", "target", "translation", "masked_word",
+                             "masked_translation") if fresh[key] != kept[key]]
+    fresh_w, kept_w = torch.tensor(fresh["weights"]), torch.tensor(kept["weights"])
+    if fresh_w.shape != kept_w.shape:
+        found.append("weights (shape)")
+    elif (fresh_w - kept_w).abs().max() > TOLERANCE:
+        found.append(f"weights (by {float((fresh_w - kept_w).abs().max()):.4f})")
+    return found
+
+
+def train_chapter_model() -> tuple[Transformer, Pipeline]:
+    """Chapter 7's model, trained as chapter 7 trains it (seed, split, recipe, one thread)."""
+    seed_everything()
+    set_threads(1)
+    torch.use_deterministic_algorithms(True)
+    chapter = corpus.prepare(data.split_numbers())
+    config = recipe.model_config(len(chapter.pipeline.source_vocab),
+                                 len(chapter.pipeline.target_vocab))
+    model, _ = recipe.train_translation(config, replace(recipe.RECIPE, eval_every=50),
+                                        chapter.pairs["train"], chapter.validation())
+    return model, chapter.pipeline
+
+
+def main(path: Path = MAP_PATH) -> None:
+    """Train chapter 7's model and write its map to ``path``."""
+    model, pipeline = train_chapter_model()
+    path.write_text(json.dumps(opening_map(model, pipeline), ensure_ascii=False, indent=1) + "\n",
+                    encoding="utf-8")
+    print(f"wrote {path}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
