@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from torch import nn
 
 from transformer_course.experiments.ch3_multi_head_attention.head_specialisation import (
     CLEAN_OTHER,
@@ -22,10 +24,14 @@ from transformer_course.experiments.ch3_multi_head_attention.head_specialisation
     build_lookup_model,
     check_lookup_targets,
     evaluate_lookup_model,
+    first_step_reaching,
     head_jobs,
+    knock_out_head,
     lookup_loss,
+    lookup_response,
     lookup_shares,
     make_lookup_batch,
+    perturb_lookups,
     specialisation_table,
     token_labels,
     train_lookup_models,
@@ -192,3 +198,81 @@ def test_token_labels_star_the_marked_token() -> None:
         labels = token_labels(task, row)
         assert [i for i, label in enumerate(labels) if label.endswith("*")] == [anchor]
 
+
+
+def test_a_shorter_run_is_the_start_of_a_longer_one() -> None:
+    task = LookupTask(num_values=4, seq_len=6)
+    _, short, _ = train_lookup_models(task, _config(hidden=16, steps=8, batch_size=8), [2])
+    _, long, _ = train_lookup_models(task, _config(hidden=16, steps=12, batch_size=8), [2])
+    np.testing.assert_allclose(long[0, :8], short[0], rtol=1e-6)
+
+
+def test_knock_out_head_cuts_that_head_only() -> None:
+    task, config = LookupTask(num_values=4, seq_len=6), LookupConfig(d_model=8, hidden=8)
+    model = build_lookup_model(task, config, seed=0)
+    before = {name: p.clone() for name, p in model.named_parameters()}
+    knocked = knock_out_head(model, 1)
+    for name, p in model.named_parameters():  # the original is untouched
+        assert torch.equal(p, before[name]), name
+    tokens = make_lookup_batch(task, 4, torch.Generator().manual_seed(0)).tokens
+    d_k = model.attention.d_k
+
+    def output_after_changing_values_of(head: int) -> torch.Tensor:
+        changed = copy.deepcopy(knocked)
+        with torch.no_grad():
+            changed.attention.w_v.weight[head * d_k:(head + 1) * d_k] += 1.0
+        return changed(tokens)[0]
+
+    reference = knocked(tokens)[0]
+    torch.testing.assert_close(output_after_changing_values_of(1), reference)  # head 1 is cut
+    assert not torch.allclose(output_after_changing_values_of(0), reference)  # head 0 is not
+    assert not torch.allclose(reference, model(tokens)[0])
+
+
+class _RuleModel(nn.Module):
+    """Answers by the task's rule, optionally blind to the previous or the marked token."""
+
+    def __init__(self, task: LookupTask, sees_prev: bool, sees_marked: bool) -> None:
+        super().__init__()
+        self.task, self.sees_prev, self.sees_marked = task, sees_prev, sees_marked
+
+    def forward(self, tokens: torch.Tensor) -> tuple[torch.Tensor, None]:
+        V = self.task.num_values
+        values = tokens % V
+        marked = (values * (tokens >= V)).sum(1, keepdim=True)  # (B, 1)
+        prev = torch.cat([values[:, :1], values[:, :-1]], 1)  # (B, T)
+        answer = (prev * self.sees_prev + marked * self.sees_marked) % V
+        return nn.functional.one_hot(answer, V).float(), None
+
+
+@pytest.mark.parametrize("sees_prev, sees_marked", [(True, True), (False, True), (True, False)])
+def test_lookup_response_hears_only_the_tokens_a_model_reads(sees_prev, sees_marked) -> None:
+    task = LookupTask(num_values=5, seq_len=7)
+    batch = make_lookup_batch(task, 200, torch.Generator().manual_seed(1))
+    response = lookup_response(_RuleModel(task, sees_prev, sees_marked), batch,
+                               torch.Generator().manual_seed(2))
+    assert response.responds_prev == float(sees_prev)
+    assert response.responds_marked == float(sees_marked)
+    assert (response.accuracy == 1.0) is (sees_prev and sees_marked)
+
+
+@settings(max_examples=20, deadline=None)
+@given(V=st.integers(2, 9), T=st.integers(3, 10), seed=st.integers(0, 999))
+def test_perturb_lookups_changes_one_token_each(V, T, seed) -> None:
+    task = LookupTask(num_values=V, seq_len=T)
+    batch = make_lookup_batch(task, 6, torch.Generator().manual_seed(seed))
+    prev_tokens, p, marked_tokens = perturb_lookups(task, batch, torch.Generator().manual_seed(0))
+    rows = torch.arange(6)
+    for changed in (prev_tokens, marked_tokens):
+        assert torch.equal((changed != batch.tokens).sum(1), torch.ones(6, dtype=torch.long))
+        assert torch.equal((changed >= V).float().argmax(1), batch.anchors)  # still one marked
+    assert torch.all(p <= T - 2) and torch.all(p != batch.anchors)
+    assert torch.all(prev_tokens[rows, p] != batch.tokens[rows, p])
+    assert torch.all(marked_tokens[rows, batch.anchors] != batch.tokens[rows, batch.anchors])
+
+
+def test_first_step_reaching() -> None:
+    accuracies = np.array([0.0, 0.0, 1.0, 1.0, 1.0, 0.0])
+    assert first_step_reaching(accuracies, 1.0, window=2) == 4  # steps 3 and 4
+    assert first_step_reaching(accuracies, 0.5, window=2) == 3  # steps 2 and 3: 0.5
+    assert first_step_reaching(accuracies, 1.0, window=4) is None

@@ -77,7 +77,7 @@ def make_lookup_batch(task: LookupTask, batch_size: int, generator: torch.Genera
 
 #: Adam at a constant rate, with PyTorch's default betas and epsilon; the loss is plain
 #: cross-entropy. The runs' seeds are given to :func:`train_lookup_models`.
-TRAINING = TrainConfig(steps=400, batch_size=32, peak_lr=5e-3, warmup=0, decay="constant",
+TRAINING = TrainConfig(steps=600, batch_size=32, peak_lr=5e-3, warmup=0, decay="constant",
                        label_smoothing=0.0, betas=(0.9, 0.999), adam_eps=1e-8, eval_every=0)
 
 
@@ -172,11 +172,14 @@ def train_lookup_models(task: LookupTask, config: LookupConfig, seeds: Sequence[
     """Train one fresh :class:`LookupModel` per seed, side by side, with ``config.training``.
 
     Seed s gives the model :func:`build_lookup_model` builds with that seed, and its own stream of
-    training batches. The models are trained as one batched computation: their parameters are
-    stacked, ``vmap`` runs the same model code on every copy, and the summed loss gives each copy
-    exactly its own gradient, so each copy follows the update separate training would make (Adam
-    works entry by entry), up to rounding. Set the thread count (and deterministic algorithms)
-    beforehand, e.g. with ``setup_notebook``, for identical reruns.
+    training batches, drawn one batch at a time, so a run of n steps sees the first n batches of a
+    longer run with the same seed (and, at a constant learning rate, is its first n steps).
+
+    The models are trained as one batched computation: their parameters are stacked, ``vmap`` runs
+    the same model code on every copy, and the summed loss gives each copy exactly its own
+    gradient, so each copy follows the update separate training would make (Adam works entry by
+    entry), up to rounding. Set the thread count (and deterministic algorithms) beforehand, e.g.
+    with ``setup_notebook``, for identical reruns.
 
     Returns:
         the trained models (in eval mode), and each one's training loss and accuracy on its
@@ -184,10 +187,12 @@ def train_lookup_models(task: LookupTask, config: LookupConfig, seeds: Sequence[
     """
     models = [build_lookup_model(task, config, seed) for seed in seeds]
     stacked = _Stacked(models)
-    S, steps, B = len(seeds), config.training.steps, config.training.batch_size
-    data = [make_lookup_batch(task, steps * B, torch.Generator().manual_seed(s)) for s in seeds]
-    tokens = torch.stack([d.tokens for d in data]).view(S, steps, B, -1)  # (S, steps, B, T)
-    targets = torch.stack([d.targets for d in data]).view(S, steps, B, -1)
+    steps, B = config.training.steps, config.training.batch_size
+    generators = [torch.Generator().manual_seed(s) for s in seeds]
+    # batch by batch, so that the first n steps' data do not depend on the number of steps
+    data = [[make_lookup_batch(task, B, g) for _ in range(steps)] for g in generators]
+    tokens = torch.stack([torch.stack([d.tokens for d in run]) for run in data])  # (S, steps, B, T)
+    targets = torch.stack([torch.stack([d.targets for d in run]) for run in data])
     losses, accuracies = [], []
 
     def loss_fn(model: _Stacked, batch: tuple[torch.Tensor, torch.Tensor],
@@ -332,3 +337,95 @@ def check_lookup_targets(task: LookupTask, tokens: torch.Tensor, targets: torch.
             if target[t] != want:
                 raise AssertionError(f"row {b}, t={t}: expected (x[t-1] + x[anchor]) mod {V} = "
                                      f"{want}; got {target[t]}")
+
+
+def knock_out_head(model: LookupModel, head: int) -> LookupModel:
+    """A copy of ``model`` whose head ``head`` (counted from 0) no longer reaches the output.
+
+    The head's output is zeroed before the output projection, done by zeroing the columns of
+    ``W_O`` that read its slice of the concatenated heads (the projection's bias stays). The
+    attention layer itself is not changed, so the copy still returns every head's weights.
+    """
+    knocked = copy.deepcopy(model)
+    d_k = knocked.attention.d_k
+    with torch.no_grad():
+        knocked.attention.w_o.weight[:, head * d_k:(head + 1) * d_k] = 0.0
+    return knocked
+
+
+@dataclass(frozen=True)
+class LookupResponse:
+    """Whether a model's answers respond to each lookup's token, and its accuracy.
+
+    ``responds_prev``: the share of tested queries whose predicted value changes when only the
+    value of their previous token is changed. ``responds_marked``: the same when only the marked
+    token's value is changed. An answer that ignores the token scores 0; a correct one scores 1
+    (the target changes with either token).
+    """
+
+    accuracy: float  # on the unchanged batch, over positions t >= 1
+    responds_prev: float
+    responds_marked: float
+
+
+def perturb_lookups(task: LookupTask, batch: LookupBatch, generator: torch.Generator,
+                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The two changed copies of ``batch`` that :func:`lookup_response` reads.
+
+    In each sequence one unmarked position p <= T - 2 (drawn from ``generator``; needs T >= 3)
+    gets a different value: only query p + 1 has it as its previous token. In a second copy the
+    marked token gets a different value (it stays marked).
+
+    Returns:
+        prev_tokens (B, T), the positions p (B,), marked_tokens (B, T).
+    """
+    V, T = task.num_values, task.seq_len
+    B = batch.tokens.shape[0]
+    rows = torch.arange(B)
+    p = torch.randint(0, T - 2, (B,), generator=generator)  # T - 2 slots: 0..T-2 without anchor
+    p = p + (p >= batch.anchors).long()
+    prev_tokens = batch.tokens.clone()
+    shift = torch.randint(1, V, (B,), generator=generator)  # nonzero: a different value
+    prev_tokens[rows, p] = (prev_tokens[rows, p] + shift) % V
+    marked_tokens = batch.tokens.clone()
+    shift = torch.randint(1, V, (B,), generator=generator)
+    marked_value = batch.tokens[rows, batch.anchors] - V
+    marked_tokens[rows, batch.anchors] = V + (marked_value + shift) % V
+    return prev_tokens, p, marked_tokens
+
+
+@torch.no_grad()
+def lookup_response(model: LookupModel, batch: LookupBatch, generator: torch.Generator,
+                    ) -> LookupResponse:
+    """Score each lookup of ``model`` on its own, by changing its token (see
+    :class:`LookupResponse`); the changes are drawn from ``generator`` by
+    :func:`perturb_lookups`.
+
+    A changed marked token is scored at every query t >= 1 whose previous token is not the marked
+    one (there the two lookups meet).
+    """
+    task = model.task
+    prev_tokens, p, marked_tokens = perturb_lookups(task, batch, generator)
+    rows = torch.arange(batch.tokens.shape[0])
+    base = model(batch.tokens)[0].argmax(-1)  # (B, T)
+    scored = batch.targets != IGNORE
+    accuracy = float(((base == batch.targets) & scored).sum() / scored.sum())
+    after = model(prev_tokens)[0].argmax(-1)[rows, p + 1]  # (B,) at query p + 1 only
+    responds_prev = float((after != base[rows, p + 1]).double().mean())
+    after = model(marked_tokens)[0].argmax(-1)  # (B, T)
+    t = torch.arange(task.seq_len)[None, :]
+    keep = (t >= 1) & (t - 1 != batch.anchors[:, None])  # (B, T)
+    responds_marked = float((after != base)[keep].double().mean())
+    return LookupResponse(accuracy, responds_prev, responds_marked)
+
+
+def first_step_reaching(accuracies: np.ndarray, threshold: float, window: int) -> int | None:
+    """The first training step (counted from 1) at which the mean batch accuracy of the last
+    ``window`` steps reaches ``threshold``; None if it never does.
+
+    Args:
+        accuracies: (steps,) batch accuracy per step.
+    """
+    running = np.convolve(np.asarray(accuracies, dtype=float), np.ones(window) / window, "valid")
+    reached = np.flatnonzero(running >= threshold)
+    return int(reached[0]) + window if reached.size else None
