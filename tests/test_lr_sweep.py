@@ -26,13 +26,14 @@ def test_a_cell_rerun_equals_its_rows_in_the_sweep():
 def test_best_of_sweep_takes_each_functions_own_best_median():
     rows = [{"d_k": 8, "score": score, "lr": lr, "seed": seed, "accuracy": acc, "loss": 1.0}
             for score, accs in (("a", {1e-2: (0.2, 0.4, 0.9), 1e-1: (0.5, 0.6, 0.6)}),
-                                ("b", {1e-2: (0.7, 0.8, 0.8), 1e-1: (0.1, 0.1, 0.1)}))
+                                ("b", {1e-2: (0.99, 0.995, 1.0), 1e-1: (0.1, 0.1, 0.1)}))
             for lr, values in accs.items() for seed, acc in enumerate(values)]
     best = lr_sweep.best_of_sweep(pd.DataFrame(rows)).set_index("score")
     assert best.loc["a", "best_lr"] == 1e-1 and best.loc["a", "median"] == 0.6
     assert (best.loc["a", "worst"], best.loc["a", "best"]) == (0.5, 0.6)
     assert best.loc["a", "median_at_1e-2"] == 0.4
-    assert best.loc["b", "best_lr"] == 1e-2 and best.loc["b", "median"] == 0.8
+    assert best.loc["b", "best_lr"] == 1e-2 and best.loc["b", "median"] == 0.995
+    assert (best.loc["a", "rates_at_99"], best.loc["b", "rates_at_99"]) == (0, 1)
 
 
 def test_reparametrised_unscaled_model_follows_the_scaled_one():

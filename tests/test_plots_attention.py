@@ -89,7 +89,8 @@ def test_weights_figure_marks_blocked_cells():
 
 def test_lr_sweep_has_one_panel_per_width_and_rings_each_best_rate():
     table = pd.DataFrame([{"d_k": d, "score": s, "lr": lr, "seed": seed,
-                           "accuracy": (0.9 if lr == best else 0.5) + 0.01 * seed}
+                           "accuracy": (0.9 if lr == best else 0.5) + 0.01 * seed,
+                           "loss": 1.0}
                           for d in (8, 16) for s, best in (("x", 0.1), ("y", 0.01))
                           for lr in (0.01, 0.1) for seed in range(3)])
     fig = plots.plot_lr_sweep(table)

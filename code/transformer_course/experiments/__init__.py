@@ -5,8 +5,7 @@
   second thread does for each layer (``threads``).
 - ``ch2_scaled_dot_product_attention``: why scores are scaled and what attention costs
   (``attention_stats``), additive against dot-product attention as d_k grows
-  (``score_functions``), each at its own best learning rate (``lr_sweep``, stored in
-  ``lr_sweep.csv``).
+  (``score_functions``).
 - ``ch3_multi_head_attention``: multi-head attention in NumPy (``numpy_heads``); a two-lookup task
   whose heads specialise (``head_specialisation``).
 - ``ch4_positional_encoding``: shifts as rotations (``relative_position``), what attention knows

@@ -34,8 +34,8 @@ from .score_functions import (
     train_one,
 )
 
-#: Eleven learning rates, a quarter of a decade apart, from 1e-3 to 10^-0.5 (1e-2 is the fifth).
-LEARNING_RATES = tuple(10.0 ** (-3 + i / 4) for i in range(11))
+#: Fifteen learning rates, a quarter of a decade apart, from 1e-4 to 10^-0.5 (1e-2 is the ninth).
+LEARNING_RATES = tuple(10.0 ** (-4 + i / 4) for i in range(15))
 #: The chapter's task and training, at more widths and with more seeds.
 SWEEP = ScoreComparisonConfig(widths=(32, 64, 128, 256), num_seeds=8)
 SWEEP_PATH = Path(__file__).with_name("lr_sweep.csv")
@@ -76,7 +76,8 @@ def stored_sweep(path: Path = SWEEP_PATH) -> pd.DataFrame:
 def best_of_sweep(sweep: pd.DataFrame) -> pd.DataFrame:
     """Each (score, d_k) at its own best learning rate: the one with the highest median accuracy
     over seeds (ties: the lower cross-entropy). Returns one row per (d_k, score): ``best_lr``,
-    ``median``, ``worst`` and ``best`` (accuracy over seeds) and ``median_at_1e-2``."""
+    ``median``, ``worst`` and ``best`` (accuracy over seeds), ``median_at_1e-2`` and
+    ``rates_at_99`` (how many rates reach a median of at least 99 %)."""
     per_lr = sweep.groupby(["d_k", "score", "lr"]).agg(
         median=("accuracy", "median"), worst=("accuracy", "min"), best=("accuracy", "max"),
         loss=("loss", "median")).reset_index()
@@ -86,6 +87,8 @@ def best_of_sweep(sweep: pd.DataFrame) -> pd.DataFrame:
     at_default = per_lr[per_lr["lr"] == TRAINING.peak_lr].set_index(["d_k", "score"])["median"]
     best = best.drop(columns="loss").set_index(["d_k", "score"])
     best["median_at_1e-2"] = at_default
+    best["rates_at_99"] = (per_lr["median"] >= 0.99).groupby(
+        [per_lr["d_k"], per_lr["score"]]).sum()
     return best.reset_index()
 
 
