@@ -85,3 +85,34 @@ def test_weights_figure_marks_blocked_cells():
     assert texts == ["1.00", "×", "0.40", "0.60"]
     assert "×" not in [t.get_text() for t in fig.axes[0].texts]
     _close(fig)
+
+
+def test_lr_sweep_has_one_panel_per_width_and_rings_each_best_rate():
+    table = pd.DataFrame([{"d_k": d, "score": s, "lr": lr, "seed": seed,
+                           "accuracy": (0.9 if lr == best else 0.5) + 0.01 * seed,
+                           "loss": 1.0}
+                          for d in (8, 16) for s, best in (("x", 0.1), ("y", 0.01))
+                          for lr in (0.01, 0.1) for seed in range(3)])
+    fig = plots.plot_lr_sweep(table)
+    assert len(fig.axes) == 2
+    ax = fig.axes[0]
+    np.testing.assert_allclose(ax.lines[0].get_ydata(), [0.51, 0.91])  # medians of "x"
+    assert (ax.lines[1].get_xdata()[0], ax.lines[1].get_ydata()[0]) == (0.1, 0.91)  # its ring
+    assert (ax.lines[3].get_xdata()[0], ax.lines[3].get_ydata()[0]) == (0.01, 0.91)  # y's
+    assert ax.get_xscale() == "log"
+    _close(fig)
+
+
+def test_attention_steps_writes_the_packages_numbers():
+    from transformer_course import scaled_dot_product_attention_numpy
+
+    rng = np.random.default_rng(0)
+    x = rng.integers(-2, 3, (3, 3)).astype(float)
+    w_q, w_k, w_v = (rng.integers(-1, 2, (3, n)).astype(float) for n in (4, 4, 2))
+    out, weights = scaled_dot_product_attention_numpy(x @ w_q, x @ w_k, x @ w_v)
+    fig = plots.plot_attention_steps(x, w_q, w_k, w_v, query=1)
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    for value in (*weights[1], *out[1]):  # query 1's weights and output are written in
+        assert f"{value:.2f}" in texts or f"{round(value)}" in texts
+    assert sum(t.startswith("$j") for t in texts) == 3  # one row per token
+    _close(fig)

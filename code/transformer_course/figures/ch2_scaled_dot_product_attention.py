@@ -15,6 +15,9 @@ from matplotlib.figure import Figure
 from transformer_course.experiments.ch2_scaled_dot_product_attention.attention_stats import (
     loglog_slope,
 )
+from transformer_course.experiments.ch2_scaled_dot_product_attention.lr_sweep import (
+    best_of_sweep,
+)
 
 
 def plot_dot_product_variance(table: pd.DataFrame) -> Figure:
@@ -154,4 +157,114 @@ def plot_score_comparison(table: pd.DataFrame) -> Figure:
     ax.set_ylabel("held-out accuracy")
     ax.set_ylim(top=1.02)
     ax.legend(fontsize="small", loc="lower left")
+    return fig
+
+
+def plot_lr_sweep(sweep: pd.DataFrame) -> Figure:
+    """Held-out accuracy against the learning rate, one line per score function (median over
+    seeds, min-max band, the best rate of ``lr_sweep.best_of_sweep`` ringed), one panel per d_k.
+
+    Args:
+        sweep: one row per run, as ``lr_sweep.run_sweep`` returns it (chapter 2).
+    """
+    best = best_of_sweep(sweep).set_index(["d_k", "score"])["best_lr"]
+    widths = sorted(sweep["d_k"].unique())
+    cols = min(2, len(widths))
+    rows = math.ceil(len(widths) / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols + 0.6, 2.6 * rows + 0.4),
+                             sharex=True, sharey=True, squeeze=False)
+    for ax, d_k in zip(axes.flat, widths, strict=False):
+        at_width = sweep[sweep["d_k"] == d_k]
+        for (score, rows), marker in zip(at_width.groupby("score", sort=False), "o^s",
+                                         strict=False):
+            by_lr = rows.groupby("lr")["accuracy"]
+            median = by_lr.median()
+            line, = ax.plot(median.index, median, marker=marker, markersize=3.5, label=score)
+            ax.fill_between(median.index, by_lr.min(), by_lr.max(), color=line.get_color(),
+                            alpha=0.15, linewidth=0)
+            ax.plot(best[d_k, score], median[best[d_k, score]], marker=marker, markersize=9,
+                    markerfacecolor="none", color=line.get_color())
+        ax.set_xscale("log")
+        ax.set_title(f"$d_k$ = {d_k}", fontsize="small")
+    for ax in axes[-1]:
+        ax.set_xlabel("learning rate")
+    for ax in axes[:, 0]:
+        ax.set_ylabel("held-out accuracy")
+    axes[0, 0].set_ylim(top=1.02)
+    axes[0, 0].legend(fontsize="x-small", loc="lower left")
+    return fig
+
+
+def _draw_vector(ax: plt.Axes, x: float, y: float, values: Sequence[float],
+                 limit: float, highlight: bool = False) -> None:
+    """Draw ``values`` as a row of cells with their numbers, left edge at x, centred on y."""
+    cmap = plt.get_cmap("RdBu_r")
+    for i, value in enumerate(values):
+        ax.add_patch(plt.Rectangle((x + i, y - 0.5), 1, 1,
+                                   facecolor=cmap(0.5 + 0.35 * value / limit),
+                                   edgecolor="black" if highlight else "0.5",
+                                   linewidth=1.4 if highlight else 0.6))
+        text = f"{value:.2f}" if abs(value - round(value)) > 1e-9 else f"{round(value)}"
+        ax.text(x + i + 0.5, y, text, ha="center", va="center", fontsize=7)
+
+
+def plot_attention_steps(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: np.ndarray,
+                         query: int = 0) -> Figure:
+    """One token's self-attention drawn as vectors: x_j -> k_j (and the query q) -> q . k_j ->
+    divided by sqrt(d_k) -> softmax w_j -> w_j v_j -> their sum, every number written in.
+
+    Args:
+        x: (T, d_model) token vectors. w_q, w_k: (d_model, d_k). w_v: (d_model, d_v).
+        query: the token whose query is drawn.
+    """
+    x, w_q, w_k, w_v = (np.asarray(a, dtype=float) for a in (x, w_q, w_k, w_v))
+    T, d_k, d_v = x.shape[0], w_q.shape[1], w_v.shape[1]
+    q, keys, values = x[query] @ w_q, x @ w_k, x @ w_v  # (d_k,), (T, d_k), (T, d_v)
+    scores = keys @ q  # (T,)
+    scaled = scores / math.sqrt(d_k)
+    weights = np.exp(scaled - scaled.max())
+    weights /= weights.sum()
+    weighted = weights[:, None] * values  # (T, d_v)
+    output = weighted.sum(axis=0)  # (d_v,)
+    limit = max(np.abs(np.concatenate([x.ravel(), q, keys.ravel(), values.ravel(), scores])))
+    columns = [  # (header, label of the arrow into it, one vector per token, colour scale)
+        ("token\n$x_j$", "", x, limit),
+        ("key\n$k_j = x_j W^K$", r"$\times W^K$", keys, limit),
+        (r"$q \cdot k_j$", "dot with $q$", scores[:, None], limit),
+        (rf"$\div \sqrt{{{d_k}}}$", "scale", scaled[:, None], limit),
+        ("weight\n$w_j$", "softmax", weights[:, None], 1.0),
+        ("value\n$v_j = x_j W^V$", "", values, limit),
+        ("$w_j v_j$", r"$\times w_j$", weighted, 1.0),
+    ]
+    gap = 1.5
+    widths = [vectors.shape[1] for _, _, vectors, _ in columns]
+    starts = np.cumsum([0] + [w + gap for w in widths[:-1]])  # left edge of each column
+    fig, ax = plt.subplots(figsize=(0.3 * (starts[-1] + d_v + 2.3), 0.3 * (T + 6)))
+    top = T + 2.2  # the query's row, above the tokens
+    for column, (header, arrow, vectors, scale) in enumerate(columns):
+        start = starts[column]
+        ax.text(start, T - 0.35, header, ha="left", va="bottom", fontsize=8.5)
+        for j in range(T):
+            y = T - 1 - j
+            _draw_vector(ax, start, y, vectors[j], scale, highlight=(j == query and column == 0))
+            if arrow:
+                ax.annotate("", xy=(start - 0.1, y), xytext=(start - gap + 0.1, y),
+                            arrowprops={"arrowstyle": "->", "color": "0.4"})
+        if arrow:
+            ax.text(start - gap / 2, -0.75, arrow, ha="center", va="top", fontsize=8,
+                    color="0.3")
+    for j in range(T):
+        ax.text(-0.3, T - 1 - j, f"$j = {j}$", ha="right", va="center", fontsize=8.5)
+    ax.text(starts[1] - 0.3, top, f"query of token {query}: $q = x_{query} W^Q$", ha="right",
+            va="center", fontsize=8.5)
+    _draw_vector(ax, starts[1], top, q, limit, highlight=True)
+    ax.annotate("", xy=(starts[2] + 0.5, T + 1.3), xytext=(starts[1] + d_k + 0.1, top),
+                arrowprops={"arrowstyle": "->", "color": "0.4"})
+    ax.text(starts[-1] - 0.3, -2.1, "output $= \\sum_j w_j v_j$", ha="right", va="center",
+            fontsize=8.5)
+    _draw_vector(ax, starts[-1], -2.1, output, 1.0, highlight=True)
+    ax.set_xlim(-2.0, starts[-1] + d_v + 0.3)
+    ax.set_ylim(-2.8, top + 0.7)
+    ax.set_aspect("equal")
+    ax.axis("off")
     return fig

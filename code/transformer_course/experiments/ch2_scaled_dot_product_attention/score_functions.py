@@ -128,8 +128,10 @@ def _retrieval_loss(model: RetrievalModel, batch: tuple[torch.Tensor, ...],
     return loss * answer.shape[0]
 
 
-def _train_one(score: str, d_k: int, config: ScoreComparisonConfig) -> torch.Tensor:
-    """Held-out accuracy (S,) of num_seeds runs of one score function at one width."""
+def train_one(score: str, d_k: int, config: ScoreComparisonConfig,
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Held-out accuracy (S,) and cross-entropy (S,) of num_seeds runs of one score function at
+    one width."""
     generator = torch.Generator().manual_seed(d_k)  # the same task and start for every score
     model = RetrievalModel(score, d_k, config, generator)
     B, steps = config.training.batch_size, config.training.steps
@@ -138,7 +140,9 @@ def _train_one(score: str, d_k: int, config: ScoreComparisonConfig) -> torch.Ten
     train(model, batches, config.training, loss_fn=_retrieval_loss)
     with torch.no_grad():
         keys, query, labels, answer = _batch(config, config.eval_size, generator)
-        return (model(keys, query, labels).argmax(-1) == answer).double().mean(-1)  # (S,)
+        logits = model(keys, query, labels)  # (S, B, C)
+        loss = F.cross_entropy(logits.transpose(1, 2), answer, reduction="none").mean(-1)
+        return (logits.argmax(-1) == answer).double().mean(-1), loss  # (S,), (S,)
 
 
 def compare_score_functions(config: ScoreComparisonConfig = ScoreComparisonConfig(),
@@ -146,12 +150,13 @@ def compare_score_functions(config: ScoreComparisonConfig = ScoreComparisonConfi
     """Train the retrieval model with each score function at each width, ``num_seeds`` times.
 
     Returns:
-        one row per (d_k, score, seed): the held-out ``accuracy``.
+        one row per (d_k, score, seed): the held-out ``accuracy`` and cross-entropy ``loss``.
     """
     rows = []
     for d_k in config.widths:
         for score in config.scores:
-            accuracy = _train_one(score, d_k, config)
-            rows += [{"d_k": d_k, "score": score, "seed": seed, "accuracy": float(a)}
-                     for seed, a in enumerate(accuracy)]
+            accuracy, loss = train_one(score, d_k, config)
+            runs = enumerate(zip(accuracy.tolist(), loss.tolist(), strict=True))
+            rows += [{"d_k": d_k, "score": score, "seed": seed, "accuracy": a, "loss": ce}
+                     for seed, (a, ce) in runs]
     return pd.DataFrame(rows)
