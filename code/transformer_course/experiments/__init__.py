@@ -5,7 +5,8 @@
   second thread does for each layer (``threads``).
 - ``ch2_scaled_dot_product_attention``: why scores are scaled and what attention costs
   (``attention_stats``), additive against dot-product attention as d_k grows
-  (``score_functions``).
+  (``score_functions``), each score function at its own best learning rate (``lr_sweep``, stored
+  as ``lr_sweep.csv``).
 - ``ch3_multi_head_attention``: multi-head attention in NumPy (``numpy_heads``); a two-lookup task
   whose heads specialise (``head_specialisation``).
 - ``ch4_positional_encoding``: shifts as rotations (``relative_position``), what attention knows
@@ -16,7 +17,8 @@
   (``ablations``), the recipes (``recipes``).
 - ``ch7_translation``: number words from ``num2words`` split by number (``data``), morphemes and
   BPE (``subwords``), the tokenised corpus (``pipeline``, ``corpus``), the 600-step recipe
-  (``recipe``), decoding a number (``translate``), exact match, BLEU and chrF (``metrics``), errors
+  (``recipe``), decoding a number (``translate``), the attention map chapter 1 opens with
+  (``opening_map``), exact match, BLEU and chrF (``metrics``), errors
   (``errors``), gold alignments and their scores (``alignment``), the studies (``studies``) and
   their precomputed tables (``measured.json``, written and read by ``measure``).
 """
