@@ -290,10 +290,10 @@ class Transformer(nn.Module):
         start = 0 if cache is None else self._check_cache(cache, tgt)  # positions held already
         if tgt_mask is None:
             tgt_mask = causal_mask(tgt.shape[1], device=tgt.device)[None]  # (1, T, T)
-        if cache is not None and not cache.layers:
+        if cache is not None and not cache.layers:  # the first step: (self, cross) per layer
             cache.layers = [(KVCache(), KVCache(static=True)) for _ in self.decoder]
         layer_caches = cache.layers if cache is not None else [None] * len(self.decoder)
-        y = self.tgt_embed(tgt)[:, start:]  # (B, T - start, d_model): the new positions
+        y = self.tgt_embed(tgt)[:, start:]  # (B, T - start, d_model): the new positions, O(T d)
         src_mask, tgt_mask = _query_rows(src_mask, start), _query_rows(tgt_mask, start)
         for layer, layer_cache in zip(self.decoder, layer_caches, strict=True):
             y = layer(y, memory, src_mask, tgt_mask, layer_cache)

@@ -133,7 +133,7 @@ class MultiHeadAttention(nn.Module):
         self._check_inputs(query, key, value, mask, need_weights, cache)
         B, T_q, _ = query.shape
         q = self._split(self.w_q(query))  # (B, h, T_q, d_k)
-        k, v = self._keys_values(key, value, cache)  # (B, h, T_k, d_k) each
+        k, v = self._keys_values(key, value, cache)  # (B, h, T_k, d_k) each, as q
         dropout = self.dropout if self.training else 0.0
         if mask is not None:
             mask = mask[:, None]  # (B, 1, T_q, T_k): one mask for every head
