@@ -19,7 +19,8 @@ from .report import render
 from .site_bench import page_weights
 
 REPO = Path(__file__).resolve().parent.parent
-SECTIONS = ("book", "training", "translation", "attention", "site", "explorer", "test")
+SECTIONS = ("book", "training", "translation", "decoding", "attention", "site", "explorer",
+            "test")
 # a module only chapter 6 imports: the "edit one chapter-specific module" rebuild
 TOUCH_MODULE = (REPO / "code" / "transformer_course" / "experiments" / "ch6_training"
                 / "ablations.py")
@@ -45,8 +46,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="workers of the parallel builds and of make test (default: cores)")
     parser.add_argument("--cache-inputs", default="", help="CACHE_INPUTS for make book")
     parser.add_argument("--repeats", type=int, default=3,
-                        help="repeats of the book builds and training seeds "
-                             "(attention timings take 7 rounds; make test runs once)")
+                        help="repeats of the book builds, training seeds and decoding "
+                             "timings (attention timings take 7 rounds; make test runs once)")
     parser.add_argument("--out", type=Path, default=REPO / "_build" / "bench" / "results.json")
     args = parser.parse_args(argv)
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
@@ -72,6 +73,10 @@ def main(argv: list[str] | None = None) -> int:
         from .translation_bench import run_translation_bench
 
         results["translation"] = run_translation_bench(quick=args.quick, repeats=args.repeats)
+    if "decoding" in sections:
+        from .decoding_bench import run_decoding_bench
+
+        results["decoding"] = run_decoding_bench(quick=args.quick, repeats=args.repeats)
     if "attention" in sections:
         settings = (AttentionSettings(batch=1, heads=2, d_k=8, lengths=(16,), repeats=2,
                                       matmul_n=128) if args.quick

@@ -69,6 +69,17 @@ def budgets(results: dict) -> list[Budget]:
         60, "s", (f"slowest of {len(translation['runs'])} seeds, 1 thread, "
                   f"{translation['steps']} steps; worst test exact match "
                   f"{translation['worst_test_exact']:.2f} %") if translation else ""))
+    decoding = results.get("decoding")
+    if decoding:
+        from .decoding_bench import cached_over_uncached
+
+        positions, ratio = cached_over_uncached(decoding)
+        rows.append(Budget(f"cache faster at {positions} positions", ratio, 1, "x",
+                           f"cached / uncached greedy time per position, medians; outputs "
+                           f"{'identical' if decoding['identical_outputs'] else 'DIFFERENT'}"))
+    else:
+        rows.append(Budget("cache faster at 128 positions", None, 1, "x",
+                           "cached / uncached greedy time per position"))
     attention = results.get("attention")
     fast = [r for r in attention["rows"] if r["path"] == "fast"] if attention else []
     worst = max(fast, key=lambda r: r["ratio_to_sdpa"]) if fast else None
@@ -125,6 +136,11 @@ def render(results: dict) -> str:
         from .translation_bench import render_translation
 
         parts.append(render_translation(translation))
+    decoding = results.get("decoding")
+    if decoding:
+        from .decoding_bench import render_decoding
+
+        parts.append(render_decoding(decoding))
     attention = results.get("attention")
     if attention:
         s, mm = attention["settings"], attention["matmul"]

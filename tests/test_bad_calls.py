@@ -24,6 +24,8 @@ from torch import nn
 from transformer_course import core
 from transformer_course.core import (
     Batch,
+    DecoderCache,
+    KVCache,
     LearnedPositionalEmbedding,
     MultiHeadAttention,
     SinusoidalPositionalEncoding,
@@ -78,6 +80,10 @@ EXEMPT = {
     "PositionwiseFeedForward": INNER,
     "length_penalty": "a formula; beam_search checks alpha",
     "model_step_function": "builds the step of the decoders; the model's encode checks src",
+    "cached_step_function": "builds the cached step of the decoders; the model's encode and "
+                            "decode check their arguments",
+    "KVCache": "a record that MultiHeadAttention fills; forward checks it",
+    "DecoderCache": "a record that Transformer.decode fills; decode checks it",
     "train_step": "one step of train, which checks its arguments",
     "attention": "the unchecked five steps; scaled_dot_product_attention checks, then calls it",
     "teacher_forced_loss": "the default loss of train_step",
@@ -181,6 +187,19 @@ def encode(src=None, src_mask=None):
 def decode(tgt=None, mem=None, src_mask=None, tgt_mask=None):
     tgt = ids(2, 4, high=TGT_V) if tgt is None else tgt
     return model().decode(tgt, memory() if mem is None else mem, src_mask, tgt_mask)
+
+
+def filled_cache() -> DecoderCache:
+    """A cache holding 4 target positions of 2 rows."""
+    cache = DecoderCache()
+    with torch.no_grad():
+        model().decode(ids(2, 4, high=TGT_V), memory(), cache=cache)
+    return cache
+
+
+def kv_cache(B: int = 2) -> KVCache:
+    """Self-attention keys and values of 4 earlier positions (h = 2, d_k = D / 2)."""
+    return KVCache(k=randn(B, 2, 4, D // 2), v=randn(B, 2, 4, D // 2))
 
 
 def forward(src=None, tgt=None, src_mask=None, tgt_mask=None, method: str = "forward"):
@@ -335,6 +354,12 @@ BAD: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      TypeError, 'mask'),
     ('MultiHeadAttention.forward-need_weights-int', lambda: attend(need_weights=1),
      TypeError, 'need_weights'),
+    ('MultiHeadAttention.forward-cache-tuple', lambda: attend(cache=(None, None)),
+     TypeError, 'cache'),
+    ('MultiHeadAttention.forward-cache-batch', lambda: attend(cache=kv_cache(B=3)),
+     ValueError, 'cache'),
+    ('MultiHeadAttention.forward-mask-without-cached-keys',  # 4 cached + 5 new keys, not 5
+     lambda: attend(mask=ones(2, 3, 5), cache=kv_cache()), ValueError, 'mask'),
     # sinusoidal_frequencies
     ('sinusoidal_frequencies-d_model-zero', lambda: sinusoidal_frequencies(0),
      ValueError, 'd_model'),
@@ -429,6 +454,17 @@ BAD: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
      ValueError, 'tgt_mask'),
     ('Transformer.decode-tgt_mask-float', lambda: decode(tgt_mask=ones(1, 4, 4, dtype=F32)),
      TypeError, 'tgt_mask'),
+    ('Transformer.decode-cache-list', lambda: model().decode(ids(2, 4, high=TGT_V), memory(),
+                                                             cache=[]), TypeError, 'cache'),
+    ('Transformer.decode-tgt-not-past-the-cache',
+     lambda: model().decode(ids(2, 4, high=TGT_V), memory(), cache=filled_cache()),
+     ValueError, 'tgt'),
+    ('Transformer.decode-cache-batch',
+     lambda: model().decode(ids(3, 5, high=TGT_V), memory(3), cache=filled_cache()),
+     ValueError, 'cache'),
+    ('Transformer.decode-cache-layers',
+     lambda: model().decode(ids(2, 5, high=TGT_V), memory(),
+                            cache=DecoderCache(filled_cache().layers * 2)), ValueError, 'cache'),
     # Transformer.forward
     ('Transformer.forward-tgt-batch', lambda: forward(tgt=ids(1, 4, high=TGT_V)),
      ValueError, 'tgt'),
@@ -605,11 +641,13 @@ BAD: list[tuple[str, Callable[[], Any], type[Exception], str]] = [
     ('greedy_decode-step-output-rows', lambda: greedy(step_fn(V=5, rows=1)), ValueError, 'model'),
     ('greedy_decode-step-with-src_mask', lambda: greedy(step_fn(), src_mask=ones(2, 1, 5)),
      ValueError, 'src_mask'),
+    ('greedy_decode-use_cache-int', lambda: greedy(use_cache=1), TypeError, 'use_cache'),
     # beam_search
     ('beam_search-alpha-nan', lambda: beam(alpha=NAN), ValueError, 'alpha'),
     ('beam_search-beam_size-zero', lambda: beam(beam_size=0), ValueError, 'beam_size'),
     ('beam_search-beam_size-float', lambda: beam(beam_size=1.5), TypeError, 'beam_size'),
     ('beam_search-return_scores-int', lambda: beam(return_scores=1), TypeError, 'return_scores'),
+    ('beam_search-use_cache-none', lambda: beam(use_cache=None), TypeError, 'use_cache'),
     ('beam_search-src-float', lambda: beam(src=torch.ones(2, 5)), TypeError, 'src'),
     ('beam_search-max_len-zero', lambda: beam(max_len=0), ValueError, 'max_len'),
     ('beam_search-pad-equals-bos', lambda: beam(pad_id=1), ValueError, 'bos_id'),

@@ -176,3 +176,21 @@ def test_cli_rejects_unknown_section(capsys):
 
 def _has_training() -> bool:
     return (REPO / "bench" / "training_bench.py").exists()
+
+
+def test_quick_decoding_section(tmp_path, capsys):
+    """KV-cache timings at two short lengths: a row per length with both timings, the same
+    outputs with and without the cache, and the budget row at the longest length."""
+    out = tmp_path / "results.json"
+    assert main(["--quick", "--repeats", "1", "--only", "decoding", "--out", str(out)]) == 0
+    results = json.loads(out.read_text())["decoding"]
+    assert [r["positions"] for r in results["rows"]] == [4, 8]
+    for r in results["rows"]:
+        assert 0 < r["cached"]["min"] <= r["cached"]["median"] <= r["cached"]["max"]
+        assert r["uncached_over_cached"] == pytest.approx(r["uncached"]["median"]
+                                                          / r["cached"]["median"])
+    assert results["identical_outputs"] is True
+    row = next(b for b in budgets({"decoding": results}) if b.figure.startswith("cache faster"))
+    assert row.figure == "cache faster at 8 positions"
+    assert row.measured == pytest.approx(1 / results["rows"][-1]["uncached_over_cached"])
+    assert "KV cache against re-running the prefix" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""Tests for greedy and beam-search decoding: hand-built distributions, width 1, bad input."""
+"""Tests for greedy and beam-search decoding: hand-built distributions, width 1, the KV cache."""
 
 from __future__ import annotations
 
@@ -169,3 +169,33 @@ def test_stops_once_every_sequence_has_ended(model16):
     out = greedy_decode(model16, src, 6, BOS, int(first[0]))  # that token now ends the sequence
     assert out.shape == (2, 2)
     assert out[:, 0].eq(BOS).all()
+
+
+# The KV cache: the same outputs as re-running the decoder over the prefix.
+
+
+@pytest.mark.parametrize(("seed", "norm_first"), [(1, True), (3, True), (4, False)])
+def test_cached_decoding_gives_the_outputs_of_uncached_decoding(seed, norm_first):
+    """Greedy and beam search (widths 2 and 4, with and without a length penalty) on a batch
+    with padded sources, for three output lengths: the cache changes no token, and the scores
+    only by float rounding."""
+    torch.manual_seed(seed)
+    config = TransformerConfig(12, 12, d_model=16, num_heads=2, num_encoder_layers=1,
+                               num_decoder_layers=2, d_ff=32, dropout=0.0, max_len=16,
+                               norm_first=norm_first)
+    model = Transformer(config).eval()
+    src = torch.randint(3, 12, (4, 6), generator=torch.Generator().manual_seed(seed))
+    src[1, 3:] = 0
+    src[2, 5:] = 0
+    lengths = set()
+    for max_len in (3, 8, 16):
+        greedy = greedy_decode(model, src, max_len, BOS, EOS)
+        assert torch.equal(greedy, greedy_decode(model, src, max_len, BOS, EOS, use_cache=False))
+        for beam_size, alpha in ((2, 0.0), (4, 0.6)):
+            kw = dict(beam_size=beam_size, alpha=alpha, return_scores=True)
+            cached, score = beam_search(model, src, max_len, BOS, EOS, **kw)
+            uncached, expected = beam_search(model, src, max_len, BOS, EOS, use_cache=False, **kw)
+            assert torch.equal(cached, uncached)
+            torch.testing.assert_close(score, expected, rtol=0, atol=1e-5)
+            lengths |= set((cached != PAD).sum(dim=1).tolist())
+    assert len(lengths) >= 3  # outputs of several lengths, not all ended at once

@@ -17,6 +17,7 @@ from transformer_course.core.masks import (
     padding_mask_from_tokens,
 )
 from transformer_course.core.model import (
+    DecoderCache,
     DecoderLayer,
     EncoderLayer,
     Residual,
@@ -169,6 +170,26 @@ def test_paper_base_and_big_counts_within_five_percent(sizes, paper):
 
 
 # ------------------------------------------------------------------------------------- masks
+@pytest.mark.parametrize("norm_first", [False, True])
+def test_decoding_through_a_cache_gives_the_logits_of_the_whole_prefix(norm_first):
+    """Three positions, then one at a time, through one DecoderCache: the logits of one call
+    over the whole prefix, with padded sources and a padded target's (B, T, T) mask."""
+    model = small(norm_first=norm_first)
+    g = torch.Generator().manual_seed(1)
+    src, tgt = torch.randint(1, 23, (3, 6), generator=g), torch.randint(1, 29, (3, 8), generator=g)
+    src[1, 4:] = 0
+    tgt[2, 6:] = 0
+    src_mask = padding_mask_from_tokens(src, 0)  # (B, 1, S)
+    tgt_mask = decoder_self_attention_mask(tgt, 0)  # (B, T, T)
+    memory = model.encode(src, src_mask)
+    full = model.project(model.decode(tgt, memory, src_mask, tgt_mask))  # (B, T, V)
+    cache = DecoderCache()
+    steps = [model.project(model.decode(tgt[:, :t], memory, src_mask, tgt_mask[:, :t, :t], cache))
+             for t in (3, 4, 5, 6, 7, 8)]
+    assert [s.shape[1] for s in steps] == [3, 1, 1, 1, 1, 1] and cache.length == 8
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, rtol=0, atol=1e-12)
+
+
 @settings(max_examples=25, deadline=None)
 @given(t=st.integers(0, 6), seed=st.integers(0, 2**16))
 def test_decoder_output_at_t_ignores_later_target_tokens(t, seed):

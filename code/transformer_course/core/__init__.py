@@ -36,6 +36,7 @@ from .batching import (
 )
 from .decoding import (
     beam_search,
+    cached_step_function,
     greedy_decode,
     length_penalty,
     model_step_function,
@@ -50,6 +51,7 @@ from .masks import (
     padding_mask_from_tokens,
 )
 from .model import (
+    DecoderCache,
     DecoderLayer,
     Embeddings,
     EncoderLayer,
@@ -59,7 +61,7 @@ from .model import (
     TransformerConfig,
     count_parameters,
 )
-from .multihead import MultiHeadAttention
+from .multihead import KVCache, MultiHeadAttention
 from .positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
@@ -84,10 +86,11 @@ from .training import (
 )
 
 __all__ = [
-    "accuracies", "attention", "Batch", "beam_search", "BOS_ID", "causal_mask", "combine_masks",
-    "count_parameters", "decoder_self_attention_mask", "DecoderLayer", "Embeddings",
-    "EncoderLayer", "EOS_ID", "evaluate", "evaluate_decoding", "Evaluation", "greedy_decode",
-    "label_smoothed_loss", "LearnedPositionalEmbedding", "length_penalty", "loss_floor",
+    "accuracies", "attention", "Batch", "beam_search", "BOS_ID", "cached_step_function",
+    "causal_mask", "combine_masks", "count_parameters", "decoder_self_attention_mask",
+    "DecoderCache", "DecoderLayer", "Embeddings", "EncoderLayer", "EOS_ID", "evaluate",
+    "evaluate_decoding", "Evaluation", "greedy_decode", "KVCache", "label_smoothed_loss",
+    "LearnedPositionalEmbedding", "length_penalty", "loss_floor",
     "make_batch", "make_optimizer", "Metrics", "model_step_function", "MultiHeadAttention",
     "naive_softmax", "noam_lr", "PAD_ID", "pad_sequences", "padding_mask_from_lengths",
     "padding_mask_from_tokens", "peak_lr", "PositionwiseFeedForward", "Residual",

@@ -15,8 +15,16 @@ best prefixes (by summed log-probability); a hypothesis ends when EOS is among t
 best extensions of the step (so width 1 is greedy decoding). Finished hypotheses are ranked by
 log p(y) / lp(n), n the generated tokens (EOS included), lp the length penalty of Wu et al.
 (2016) the paper used with alpha = 0.6 (section 6.1); the default alpha = 0 ranks by plain
-probability. Neither decoder caches keys and values: each step re-runs the decoder over the
-whole prefix, so L tokens cost O(L^2) positions of decoder work and O(L^3 d) in self-attention.
+probability.
+
+The cost of a step. Given a model, both decoders keep the decoder's keys and values of the
+positions so far (``use_cache=True``, a :class:`~.model.DecoderCache`), so step t runs the
+decoder over its new position only: O(d^2) per layer for the projections and the feed-forward,
+O(t d) for attention, which sums to O(L d^2 + L^2 d) for an output of L tokens.
+``use_cache=False`` re-runs the decoder over the whole prefix at every step, as a step function
+from :func:`model_step_function` does: step t costs O(t d^2) and, as every one of the t
+positions attends to up to t, O(t^2 d) in self-attention, which sums to O(L^2 d^2 + L^3 d).
+Both give the same outputs, up to float rounding.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ import torch
 from .batching import PAD_ID
 from .checks import Shapes, check_ids, check_instance, check_int, check_number, check_token_ids
 from .masks import padding_mask_from_tokens
+from .model import DecoderCache
 
 StepFunction = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -55,9 +64,31 @@ def model_step_function(model: Any, src: torch.Tensor,
     return step
 
 
+def cached_step_function(model: Any, src: torch.Tensor, src_mask: torch.Tensor | None = None,
+                         ) -> tuple[StepFunction, DecoderCache]:
+    """:func:`model_step_function` with the decoder's keys and values kept between calls: each
+    call runs the decoder over the prefix's last position only. Each call must pass the rows of
+    the call before, each extended by one token; the cache's ``reorder`` lets beam search
+    re-select rows between calls. Returns the step function and its cache."""
+    memory = model.encode(src, src_mask)  # (B, S, d_model)
+    cache = DecoderCache()
+
+    def step(prefix: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        """prefixes (N, t) of sources ``rows`` (N,) -> log p(next) (N, V)."""
+        mask = None if src_mask is None else src_mask[rows]  # (N, 1, S)
+        hidden = model.decode(prefix, memory[rows], mask, cache=cache)  # (N, 1, d_model): new
+        logits = model.project(hidden[:, -1:])[:, 0]  # (N, V)
+        dtype = torch.promote_types(logits.dtype, torch.float32)
+        return torch.log_softmax(logits, dim=-1, dtype=dtype)
+
+    return step, cache
+
+
 def _prepare(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_id: int,
-             src_mask: torch.Tensor | None, pad_id: int | None) -> tuple[StepFunction, int]:
-    """Check the decoders' shared arguments; return the step function and the padding id."""
+             src_mask: torch.Tensor | None, pad_id: int | None, use_cache: bool = False,
+             ) -> tuple[StepFunction, DecoderCache | None, int]:
+    """Check the decoders' shared arguments; return the step function, its cache (None when
+    there is none to keep) and the padding id."""
     Shapes().tensor("src", src, "B S", dtype="int")
     check_int("max_len", max_len, low=2)  # BOS and one token
     config = getattr(model, "config", None)
@@ -65,16 +96,19 @@ def _prepare(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_id: i
     vocab = getattr(config, "tgt_vocab_size", None)
     check_ids(high=None if vocab is None else vocab - 1, bos_id=bos_id, eos_id=eos_id,
               pad_id=pad_id)
+    check_instance("use_cache", use_cache, bool)
     if _is_model(model):
         check_int("max_len", max_len, low=2, high=getattr(config, "max_len", None))
         if src_mask is None:
             src_mask = padding_mask_from_tokens(src, pad_id)  # (B, 1, S)
-        return model_step_function(model, src, src_mask), pad_id
+        if use_cache:
+            return (*cached_step_function(model, src, src_mask), pad_id)
+        return model_step_function(model, src, src_mask), None, pad_id
     if callable(model):
         if src_mask is not None:
             raise ValueError(f"src_mask must be None when model is a step function (it has no "
                              f"encoder to mask); got {type(src_mask).__name__}")
-        return model, pad_id
+        return model, None, pad_id
     raise TypeError(f"model must have encode, decode and project methods or be a step function; "
                     f"got {type(model).__name__}")
 
@@ -95,7 +129,8 @@ def _next_log_probs(step: StepFunction, prefix: torch.Tensor, source_index: torc
 
 @torch.no_grad()
 def greedy_decode(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_id: int, *,
-                  src_mask: torch.Tensor | None = None, pad_id: int | None = None) -> torch.Tensor:
+                  src_mask: torch.Tensor | None = None, pad_id: int | None = None,
+                  use_cache: bool = True) -> torch.Tensor:
     """Greedy decoding of a batch: the most probable next token, one step at a time.
 
     Args:
@@ -104,11 +139,13 @@ def greedy_decode(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_
         bos_id: the token every output starts with. eos_id: the token that ends a sequence.
         src_mask: (B, 1, S) bool; defaults to the padding mask of ``src``.
         pad_id: fill after EOS; defaults to ``model.config.pad_id`` (else 0).
+        use_cache: keep a model's keys and values between steps (see the module's docstring);
+            False re-runs the decoder over the whole prefix. A step function is called as is.
 
     Returns:
         (B, L) long, L <= max_len: BOS, tokens, EOS, then padding. Stops once all rows ended.
     """
-    step, pad_id = _prepare(model, src, max_len, bos_id, eos_id, src_mask, pad_id)
+    step, _, pad_id = _prepare(model, src, max_len, bos_id, eos_id, src_mask, pad_id, use_cache)
     B = src.shape[0]
     rows = torch.arange(B, device=src.device)
     out = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
@@ -132,12 +169,13 @@ def length_penalty(n: int | torch.Tensor, alpha: float) -> float | torch.Tensor:
 @torch.no_grad()
 def beam_search(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_id: int, *,
                 beam_size: int = 4, alpha: float = 0.0, src_mask: torch.Tensor | None = None,
-                pad_id: int | None = None, return_scores: bool = False,
+                pad_id: int | None = None, return_scores: bool = False, use_cache: bool = True,
                 ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
     """Batched beam search; the best hypothesis per source row.
 
     Args:
-        model, src, max_len, bos_id, eos_id, src_mask, pad_id: as for :func:`greedy_decode`.
+        model, src, max_len, bos_id, eos_id, src_mask, pad_id, use_cache: as for
+            :func:`greedy_decode`; the cache follows the beams as they are re-selected.
         beam_size: live hypotheses kept per source row (1 gives greedy decoding when alpha = 0).
         alpha: length-penalty exponent; 0 ranks by the plain sum of log-probabilities.
         return_scores: also return each chosen sequence's summed log-probability (B,).
@@ -145,7 +183,8 @@ def beam_search(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_id
     Returns:
         (B, L) long in the format of :func:`greedy_decode`, and optionally the (B,) scores.
     """
-    step, pad_id = _prepare(model, src, max_len, bos_id, eos_id, src_mask, pad_id)
+    step, cache, pad_id = _prepare(model, src, max_len, bos_id, eos_id, src_mask, pad_id,
+                                   use_cache)
     check_int("beam_size", beam_size)
     check_number("alpha", alpha, low=0)
     check_instance("return_scores", return_scores, bool)
@@ -186,6 +225,8 @@ def beam_search(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_id
         chosen = beam.gather(1, live_j)  # (B, k)
         tokens = torch.cat([prefixes.gather(1, chosen[..., None].expand(B, k, t)),
                             token.gather(1, live_j)[..., None]], dim=2).view(B * k, t + 1)
+        if cache is not None:  # the keys and values follow their prefixes
+            cache.reorder((rows[:, None] * k + chosen).view(B * k))
         scores = live
         # A live prefix can only lose probability; its best normalised future is bounded.
         done |= best >= scores.max(dim=1).values / longest_penalty
@@ -225,8 +266,8 @@ def sequence_log_prob(model: Any, src: torch.Tensor, tokens: torch.Tensor, eos_i
     if bool((tokens[:, 0] != tokens[0, 0]).any()):
         raise ValueError(f"tokens must start every row with the same BOS id; got first column "
                          f"{tokens[:, 0].tolist()}")
-    step, pad_id = _prepare(model, src, tokens.shape[1], int(tokens[0, 0]), eos_id, src_mask,
-                            pad_id)
+    step, _, pad_id = _prepare(model, src, tokens.shape[1], int(tokens[0, 0]), eos_id, src_mask,
+                               pad_id)
     B = tokens.shape[0]
     rows = torch.arange(B, device=tokens.device)
     total = torch.zeros(B, device=tokens.device)

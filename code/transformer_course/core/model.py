@@ -12,20 +12,23 @@ agree exactly only with dropout off, e.g. in ``eval()``.)
 
 Arguments are checked where they enter: :class:`TransformerConfig` checks the sizes, and
 ``encode``/``decode`` check tokens and masks; the layers inside trust their caller.
+
+Decoding one token at a time, ``decode`` can keep every layer's keys and values in a
+:class:`DecoderCache`, so that each step computes only the new position.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
 
 from .checks import Shapes, check_choice, check_instance, check_int, check_number, check_token_ids
 from .masks import causal_mask
-from .multihead import MultiHeadAttention
+from .multihead import KVCache, MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
 
 POSITIONAL_KINDS = ("sinusoidal", "learned", "none")
@@ -168,14 +171,37 @@ class DecoderLayer(nn.Module):
                                        for _ in range(3))
 
     def forward(self, y: torch.Tensor, memory: torch.Tensor,
-                src_mask: torch.Tensor | None = None,
-                tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
+                src_mask: torch.Tensor | None = None, tgt_mask: torch.Tensor | None = None,
+                cache: tuple[KVCache, KVCache] | None = None) -> torch.Tensor:
         """y: (B, T, d_model); memory: (B, S, d_model); src_mask: (B, 1 or T, S);
-        tgt_mask: (1 or B, T, T)."""
+        tgt_mask: (1 or B, T, T_past + T); cache: the (self, cross) keys and values of the
+        T_past positions decoded before y's (see :class:`DecoderCache`), or None (T_past = 0)."""
         masked_self, cross, feed_forward = self.sublayers
-        y = masked_self(y, lambda y: self.self_attn(y, y, y, tgt_mask)[0])
-        y = cross(y, lambda y: self.cross_attn(y, memory, memory, src_mask)[0])
+        self_cache, cross_cache = cache or (None, None)
+        y = masked_self(y, lambda y: self.self_attn(y, y, y, tgt_mask, cache=self_cache)[0])
+        y = cross(y, lambda y: self.cross_attn(y, memory, memory, src_mask, cache=cross_cache)[0])
         return feed_forward(y, self.feed_forward)
+
+
+@dataclass
+class DecoderCache:
+    """What the decoder keeps between decoding steps: per layer, the keys and values of its
+    masked self-attention (one per target position so far) and of its cross-attention (one per
+    source position, computed at the first step). Start with an empty one and pass it to every
+    step's :meth:`Transformer.decode`, which fills it."""
+
+    layers: list[tuple[KVCache, KVCache]] = field(default_factory=list)  # (self, cross) per layer
+
+    @property
+    def length(self) -> int:
+        """Target positions held (the same in every layer)."""
+        return self.layers[0][0].length if self.layers else 0
+
+    def reorder(self, index: torch.Tensor) -> None:
+        """Keep the rows ``index`` (B',) in that order (beam search: the beams that go on)."""
+        for self_cache, cross_cache in self.layers:
+            self_cache.reorder(index)
+            cross_cache.reorder(index)
 
 
 class Transformer(nn.Module):
@@ -237,7 +263,8 @@ class Transformer(nn.Module):
         return x if self.encoder_norm is None else self.encoder_norm(x)
 
     def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
-               tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
+               tgt_mask: torch.Tensor | None = None, cache: DecoderCache | None = None,
+               ) -> torch.Tensor:
         """Run the decoder over the target prefix, attending to the encoder's memory.
 
         Args:
@@ -246,9 +273,13 @@ class Transformer(nn.Module):
             tgt_mask: boolean (1, T, T) or (B, T, T), e.g. from ``decoder_self_attention_mask``.
                 None means the causal mask alone (never "no mask": the decoder must not see the
                 future unless the caller passes an all-True mask on purpose).
+            cache: the keys and values of the first ``cache.length`` positions of ``tgt`` from
+                earlier calls (with the same memory and masks); only the positions after them
+                are computed, and added to the cache.
 
         Returns:
-            hidden states (B, T, d_model).
+            hidden states (B, T, d_model); with a cache, of the new positions only,
+            (B, T - cache.length, d_model).
         """
         shapes = Shapes(d_model=self.config.d_model)  # memory first: its B is src's
         shapes.tensor("memory", memory, "B S d_model", dtype=self.output_projection.weight.dtype)
@@ -256,12 +287,32 @@ class Transformer(nn.Module):
         for name, mask, spec in (("src_mask", src_mask, "B T S"), ("tgt_mask", tgt_mask, "B T T")):
             if mask is not None:
                 shapes.mask(name, mask, spec)
+        start = 0 if cache is None else self._check_cache(cache, tgt)  # positions held already
         if tgt_mask is None:
             tgt_mask = causal_mask(tgt.shape[1], device=tgt.device)[None]  # (1, T, T)
-        y = self.tgt_embed(tgt)  # (B, T, d_model)
-        for layer in self.decoder:
-            y = layer(y, memory, src_mask, tgt_mask)
+        if cache is not None and not cache.layers:  # the first step: (self, cross) per layer
+            cache.layers = [(KVCache(), KVCache(static=True)) for _ in self.decoder]
+        layer_caches = cache.layers if cache is not None else [None] * len(self.decoder)
+        y = self.tgt_embed(tgt)[:, start:]  # (B, T - start, d_model): the new positions, O(T d)
+        src_mask, tgt_mask = _query_rows(src_mask, start), _query_rows(tgt_mask, start)
+        for layer, layer_cache in zip(self.decoder, layer_caches, strict=True):
+            y = layer(y, memory, src_mask, tgt_mask, layer_cache)
         return y if self.decoder_norm is None else self.decoder_norm(y)
+
+    def _check_cache(self, cache: DecoderCache, tgt: torch.Tensor) -> int:
+        """Check a cache passed to :meth:`decode` against ``tgt``; return the positions it holds."""
+        check_instance("cache", cache, DecoderCache)
+        if cache.layers and len(cache.layers) != len(self.decoder):
+            raise ValueError(f"cache must hold {len(self.decoder)} decoder layers (this model's); "
+                             f"got {len(cache.layers)}")
+        start = cache.length
+        if start and cache.layers[0][0].k.shape[0] != tgt.shape[0]:
+            raise ValueError(f"cache must hold the rows of tgt, B={tgt.shape[0]}; "
+                             f"got {cache.layers[0][0].k.shape[0]}")
+        if tgt.shape[1] <= start:
+            raise ValueError(f"tgt must be longer than the {start} positions the cache holds; "
+                             f"got shape {tuple(tgt.shape)}")
+        return start
 
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
         """hidden (B, T, d_model) -> logits (B, T, tgt_vocab_size) (no softmax)."""
@@ -293,6 +344,12 @@ class Transformer(nn.Module):
             for handle in handles:
                 handle.remove()
         return maps
+
+
+def _query_rows(mask: torch.Tensor | None, start: int) -> torch.Tensor | None:
+    """A mask's rows for the queries from position ``start`` on: (B, T_q - start, T_k); a mask
+    with one row (the same for every query) stays as it is."""
+    return mask if mask is None or mask.shape[1] == 1 else mask[:, start:]
 
 
 def _record_weights(module: MultiHeadAttention, into: list[torch.Tensor],
