@@ -87,8 +87,9 @@ lab: $(LAB_INSTALLED)  ## open the chapters in JupyterLab as notebooks (the sett
 serve: book  ## serve the built site on http://127.0.0.1:$(PORT)
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
-lint: $(DEV_INSTALLED)  ## check the Python code with ruff
+lint: $(DEV_INSTALLED)  ## check the Python code with ruff and the workflows with actionlint
 	$(BIN)/ruff check code tests tools bench
+	$(BIN)/actionlint
 
 bench: book $(DEV_INSTALLED)  ## run the benchmarks; prints one table and writes _build/bench/results.json
 	$(BIN)/python -m bench $(BENCH_ARGS)

@@ -24,31 +24,29 @@ WORKFLOWS = REPO / ".github" / "workflows"
 CFF_REQUIRED = ("cff-version", "message", "title", "authors")  # CFF 1.2.0's required keys
 
 
-def _footer_links() -> dict[str, str]:
-    """href -> text of every link in the footer _config.yml asks for (``html.extra_footer``)."""
-    footer = BeautifulSoup(book_config()["html"]["extra_footer"], "html.parser")
-    return {a["href"]: a.get_text(" ", strip=True) for a in footer.find_all("a", href=True)}
+def _text(html: str) -> str:
+    return " ".join(BeautifulSoup(html, "html.parser").get_text(" ").split())
 
 
 def test_footer_names_both_licences() -> None:
-    links = _footer_links()
-    assert any("creativecommons.org/licenses/by/4.0" in href for href in links), links
-    assert any("mit" in href.lower() for href in links), links
+    footer = _text(book_config()["html"]["extra_footer"])
+    assert "CC BY 4.0" in footer and "MIT" in footer, footer
 
 
 @pytest.mark.usefixtures("built_site")
 def test_every_page_carries_the_licence_footer() -> None:
-    expected = _footer_links()
+    """The footer _config.yml asks for (``html.extra_footer``) is on every page of the site."""
+    expected = _text(book_config()["html"]["extra_footer"])
     pages = site_pages()
     assert len(pages) > 2, f"only {len(pages)} pages in {HTML}"
     missing = []
     for page in pages:
         soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        if soup.find("meta", attrs={"http-equiv": lambda v: v and v.lower() == "refresh"}):
+            continue  # the root's redirect to the landing page, which is checked itself
         footer = soup.select_one("footer .extra_footer, .extra_footer")
-        found = {a["href"]: a.get_text(" ", strip=True)
-                 for a in (footer.find_all("a", href=True) if footer else [])}
-        if found != expected:
-            missing.append(f"{page.relative_to(HTML)}: {found}")
+        if footer is None or _text(str(footer)) != expected:
+            missing.append(f"{page.relative_to(HTML)}: {footer and _text(str(footer))!r}")
     assert not missing, "pages without the licence footer:\n" + "\n".join(missing)
 
 
