@@ -1,19 +1,28 @@
-# Every target installs what it needs: a fresh clone needs only Python 3.11+ and make.
+# Every target installs what it needs: a fresh clone needs only Python 3.11.5+ and make (Linux,
+# macOS, Windows through WSL2; README.md).
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# One stamp per requirement set, each installed on top of the one before: the reader's
+# (requirements.txt, and the package) for the book; JupyterLab's (binder/requirements.txt) for
+# `make lab`; the developer's (requirements-dev.txt) for the tests, benchmarks and linters.
+# INSTALLED= installs nothing (the Python in BIN already has everything: Binder's postBuild).
 INSTALLED := $(VENV)/.installed
+LAB_INSTALLED := $(if $(INSTALLED),$(VENV)/.installed-lab)
+DEV_INSTALLED := $(if $(INSTALLED),$(VENV)/.installed-dev)
 # The folder holding _config.yml and _toc.yml (tests point this at throwaway books).
 BOOK ?= .
 # What a chapter's execution depends on besides its own cells (tools/build_book.py): folders of
 # importable code (a chapter depends on the modules it imports, followed through their imports)
-# and files every chapter depends on (the pins).
+# and files every chapter depends on (the reader's pins).
 CACHE_INPUTS ?= code pyproject.toml requirements.txt
 # Parallel workers: chapters executed at once by `make book` (0: MyST-NB executes them one at a
-# time, as Sphinx reads them), pytest workers in `make test` (0: none). Default: one per core.
-JOBS ?= $(shell env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null || echo 1)
+# time, as Sphinx reads them), pytest workers in `make test` (0: none). Default: one per core
+# (macOS has no nproc: sysctl).
+JOBS ?= $(shell env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null \
+                || sysctl -n hw.ncpu 2>/dev/null || echo 1)
 PORT ?= 8000
 
 .PHONY: help book test test-fast notebooks lab serve lint bench clean
@@ -21,10 +30,27 @@ PORT ?= 8000
 help:  ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+# The pins need Python 3.11.5 or newer (soupsieve's floor); checked before the venv is made.
 $(INSTALLED): requirements.txt pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11, 5))' \
+	  2>/dev/null || { \
+	  echo "make: the course needs Python 3.11.5 or newer to create $(VENV), and $(PYTHON) is" \
+	    "$$(command -v $(PYTHON) >/dev/null && $(PYTHON) --version 2>&1 || echo 'not installed')." >&2; \
+	  echo "  Install a newer Python (python.org; macOS: brew install python@3.12; Ubuntu 24.04" \
+	    "and WSL2's default Ubuntu: sudo apt install python3 python3-venv; older distributions:" \
+	    "pyenv or uv), then run make again with PYTHON set to it, e.g. make book PYTHON=python3.12" >&2; \
+	  exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	@touch $@
+
+$(LAB_INSTALLED): binder/requirements.txt $(INSTALLED)
+	$(BIN)/python -m pip install --quiet -r binder/requirements.txt
+	@touch $@
+
+$(DEV_INSTALLED): requirements-dev.txt $(LAB_INSTALLED)
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
 	@touch $@
 
 # tools/build_book.py re-executes, in parallel, the chapters whose cells or imported code changed,
@@ -36,13 +62,13 @@ book: $(INSTALLED)  ## build the HTML course into _build/html (re-executes the c
 
 # pytest-xdist spreads the tests over $(JOBS) workers; tests/xdist_groups.py keeps the browser tests
 # (and test_binder.py) together on one worker.
-test: book  ## build the book, then run every test (code, site, browser)
+test: book $(DEV_INSTALLED)  ## build the book, then run every test (code, site, browser)
 	CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
 	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
 
 # The edit-test loop: the unit tests alone, without building the book (no site, build or browser
 # test).
-test-fast: $(INSTALLED)  ## run the unit tests only (no book build, no browser)
+test-fast: $(DEV_INSTALLED)  ## run the unit tests only (no book build, no browser)
 	$(BIN)/python -m pytest -n $(JOBS) -m "not build and not browser and not site"
 
 # The site's notebook downloads (tools/launch_site.py): each chapter executed, its Markdown made
@@ -55,16 +81,17 @@ notebooks: book  ## write every chapter as the site's readable, executed noteboo
 	done
 	@ls notebooks
 
-lab: $(INSTALLED)  ## open the chapters in JupyterLab as notebooks (the settings Binder uses)
+lab: $(LAB_INSTALLED)  ## open the chapters in JupyterLab as notebooks (the settings Binder uses)
 	JUPYTER_CONFIG_PATH="$(CURDIR)/.jupyter" $(BIN)/jupyter lab --ServerApp.root_dir="$(CURDIR)" book
 
 serve: book  ## serve the built site on http://127.0.0.1:$(PORT)
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
-lint: $(INSTALLED)  ## check the Python code with ruff
+lint: $(DEV_INSTALLED)  ## check the Python code with ruff and the workflows against GitHub's schema
 	$(BIN)/ruff check code tests tools bench
+	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 
-bench: book  ## run the benchmarks; prints one table and writes _build/bench/results.json
+bench: book $(DEV_INSTALLED)  ## run the benchmarks; prints one table and writes _build/bench/results.json
 	$(BIN)/python -m bench $(BENCH_ARGS)
 
 clean:  ## remove the built site, the execution cache and generated notebooks

@@ -4,11 +4,11 @@ the chapters identically."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -18,12 +18,15 @@ from transformer_course.notebook import Timing
 
 from .determinism import compare_executed
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from build_book import usable_cores  # noqa: E402  (tools/ is no package)
+
 # One line per executed chapter, from MyST-NB (serial builds) or tools/build_book.py (parallel).
 _EXECUTED = re.compile(r"^(?P<path>\S+?\.(?:md|ipynb)): Executed notebook in (?P<s>[\d.]+) seconds",
                        re.MULTILINE)
 _BUILD_ARTEFACTS = ("html", "jupyter_execute", ".doctrees", ".jupyter_cache",
                     ".jupyter_cache.chapters.json", ".site-inputs", "build.log")
-CORES = len(os.sched_getaffinity(0))
+CORES = usable_cores()  # what `make book` uses by default, on any platform
 
 
 @dataclass(frozen=True)

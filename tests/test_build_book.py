@@ -8,6 +8,8 @@ subpackage, one its ``b`` module).
 
 from __future__ import annotations
 
+import multiprocessing
+import os
 import re
 import subprocess
 import textwrap
@@ -210,7 +212,10 @@ def _make_book(book: Path, *extra: str) -> str:
 
 @pytest.mark.build
 def test_parallel_execution_fills_the_cache_and_an_edit_re_executes_one_chapter(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str],
+) -> None:
+    """The first build runs as on a laptop without Linux's ``os.sched_getaffinity`` (macOS),
+    its workers spawned (macOS's and Windows' start method); the later ones as ``make book``."""
     code = write_package(tmp_path / "code")
     pins = tmp_path / "pins.txt"
     pins.write_text("numpy==2.0\n")
@@ -223,7 +228,16 @@ def test_parallel_execution_fills_the_cache_and_an_edit_re_executes_one_chapter(
     pages = {name: book / "_build" / "html" / "book" / f"{name}.html" for name in ("01_a", "02_b")}
 
     (tmp_path / "rendezvous").touch()  # the first build must run both chapters at once
-    first = _make_book(book, *inputs)
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(build_book, "START_METHOD", "spawn")
+    started = []  # the start method of every context the build takes its workers from
+    get_context = multiprocessing.get_context
+    monkeypatch.setattr(multiprocessing, "get_context", lambda method=None: started.append(
+        get_context(method).get_start_method()) or get_context(method))
+    assert build_book.main(["--jobs", "2", str(book), str(code), str(pins)]) == 0
+    monkeypatch.undo()
+    assert started == ["spawn"]
+    first = strip_ansi("".join(capfd.readouterr()))
     (tmp_path / "rendezvous").unlink()
     assert sorted(executions.read_text().split()) == ["a", "b"]
     assert first.count("Executed notebook in") == 2 and "[build_book]" in first

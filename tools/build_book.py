@@ -65,11 +65,27 @@ SKIPPED_DIRS = {"__pycache__", "_build", "notebooks", "node_modules"}
 SKIPPED_SUFFIXES = (".pyc", ".pyo", ".egg-info")
 # jsonschema imports rfc3987-syntax when it is installed (jupyter-events needs it), for "iri"
 # formats that neither this tool nor jupyter-book ever checks; the import compiles 38 Lark grammars,
-# about 1.5 s of CPU in each process - half of a small book's Sphinx build. Both processes skip
-# it (jsonschema then has no "iri" format checker); nothing else changes.
+# about 1.5 s of CPU in each process - half of a small book's Sphinx build. This process, its
+# workers and Sphinx's skip it (jsonschema then has no "iri" format checker); nothing else changes.
 SKIPPED_IMPORTS = ("rfc3987_syntax",)
+# How the chapter workers start: None is the platform's default, which every platform supports
+# ("fork" on Linux before Python 3.14: the workers start at once with what this process imported;
+# "spawn" on macOS and Windows; "forkserver" on Linux from 3.14). Everything a worker is sent is
+# picklable and everything it runs importable, so any start method works: tests/test_build_book.py
+# runs the parallel path under "spawn".
+START_METHOD: str | None = None
 JUPYTER_BOOK = (f"import sys; sys.modules.update(dict.fromkeys({SKIPPED_IMPORTS!r})); "
                 "from jupyter_book.cli.main import main; sys.exit(main())")
+
+
+def usable_cores() -> int:
+    """How many CPUs this process may run on: ``os.process_cpu_count()`` (Python 3.13+), else its
+    CPU affinity where the platform has one (Linux), else ``os.cpu_count()``; at least 1."""
+    if hasattr(os, "process_cpu_count"):
+        return os.process_cpu_count() or 1
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
 
 
 def emit(message: str) -> None:
@@ -453,8 +469,16 @@ def plan(book: Path, inputs: list[Path], settings: Settings, cache: Cache,
     return chapters, to_run
 
 
+def start_worker(lock: Any) -> None:
+    """Pool initializer: what a chapter worker sets up before its first chapter. A spawned worker
+    imports what it needs afresh, so it skips ``SKIPPED_IMPORTS`` as this process does."""
+    for skipped in SKIPPED_IMPORTS:
+        sys.modules.setdefault(skipped, None)
+    serialise_caching(lock)
+
+
 def serialise_caching(lock: Any) -> None:
-    """Pool initializer: a worker stores an execution in the cache only while it holds ``lock``.
+    """A worker stores an execution in the cache only while it holds ``lock``.
 
     jupyter-cache's ``cache_notebook_bundle`` adds the record to its database, then writes the
     notebook, then trims the cache to its size limit by reading the records twice (those to keep,
@@ -505,12 +529,10 @@ def execute(chapters: list[Chapter], cache: Cache, settings: Settings, jobs: int
          + ", ".join(c.name for c in order))
     multiprocessing.get_logger().setLevel(logging.ERROR)  # we report the results ourselves
     cache.jc.db.dispose()  # the workers open their own connections
-    # fork: the workers start at once with what this process imported (jupyter-cache, nbclient);
-    # its only other threads are grimp's idle Rayon workers, which hold no lock
     worker = ExecutionWorkerTempMProc() if settings.in_temp else ExecutionWorkerLocalMProc()
     failures = []
-    context = multiprocessing.get_context("fork")
-    with context.Pool(workers, serialise_caching, (context.Lock(),)) as pool:
+    context = multiprocessing.get_context(START_METHOD)
+    with context.Pool(workers, start_worker, (context.Lock(),)) as pool:
         for status, uri in pool.imap_unordered(worker, work, chunksize=1):
             chapter = by_uri[uri]
             if status == 0:
@@ -616,7 +638,7 @@ def build(book: Path, inputs: list[Path], jobs: int) -> int:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=len(os.sched_getaffinity(0)),
+    parser.add_argument("--jobs", type=int, default=usable_cores(),
                         help="parallel chapter executions (default: one per core; 0: none)")
     parser.add_argument("book", type=Path)
     parser.add_argument("inputs", nargs="*", type=Path)

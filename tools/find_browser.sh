@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # Prints the path of a Chromium for the browser tests, installing one if none is present:
-# a system Chromium; else Debian's package via apt (as root); else Playwright's managed download.
+# $CHROMIUM; a system Chromium or Chrome (Linux, or macOS's application bundles, system-wide or
+# the user's own); else Debian's package via apt (as root); else Playwright's managed download.
 # Fails loudly, saying what to install, when none of these works. Never skips.
 set -u
 PY=${1:-.venv/bin/python}
 
-for candidate in "${CHROMIUM:-}" /usr/bin/chromium /usr/bin/chromium-browser /usr/bin/google-chrome; do
+for candidate in "${CHROMIUM:-}" /usr/bin/chromium /usr/bin/chromium-browser \
+    /usr/bin/google-chrome /usr/bin/google-chrome-stable \
+    "/Applications/Chromium.app/Contents/MacOS/Chromium" \
+    "/Applications/Google Chrome.app/Contents/MacOS/Google Chrome" \
+    "${HOME:-/nonexistent}/Applications/Chromium.app/Contents/MacOS/Chromium" \
+    "${HOME:-/nonexistent}/Applications/Google Chrome.app/Contents/MacOS/Google Chrome"; do
   if [ -n "$candidate" ] && [ -x "$candidate" ]; then echo "$candidate"; exit 0; fi
 done
 
@@ -26,6 +32,7 @@ fi
 
 cat >&2 <<'MSG'
 find_browser: no Chromium found and none could be installed.
-Install one, e.g. `sudo apt-get install chromium` (Debian/Ubuntu), or set CHROMIUM=/path/to/chrome.
+Install one, e.g. `sudo apt-get install chromium` (Debian/Ubuntu), `brew install --cask chromium`
+or Google Chrome (macOS), or set CHROMIUM=/path/to/chrome.
 MSG
 exit 1
