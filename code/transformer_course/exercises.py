@@ -7,7 +7,7 @@ disagrees or returns a :class:`Passed`, which shows how many cases agreed and ho
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,8 @@ from .experiments.ch1_why_attention.paths import counted_path_length
 from .experiments.ch3_multi_head_attention.numpy_heads import multi_head_attention_numpy
 from .experiments.ch4_positional_encoding.relative_position import relative_position_map
 from .experiments.ch4_positional_encoding.rotary import rotate
+from .experiments.ch7_translation.data import number_words
+from .experiments.ch7_translation.subwords import GermanMorphemes
 
 
 @dataclass(frozen=True)
@@ -342,3 +344,70 @@ def check_noam_lr(fn: Callable[[int, int, int], float]) -> Passed:
                                      f"rate should be {want:.6g}; got {got!r}")
             worst, cases = max(worst, abs(float(got) - want)), cases + 1
     return Passed(cases, worst)
+
+
+# --- Chapter 7 ---------------------------------------------------------------------------------
+
+Tokens = Sequence[str]
+
+
+def _reference_bleu(hypotheses: Sequence[Tokens], references: Sequence[Tokens]) -> float:
+    """Corpus BLEU by sacreBLEU on the given tokens (``tokenize='none'``), without smoothing."""
+    import sacrebleu
+
+    return float(sacrebleu.corpus_bleu([" ".join(h) for h in hypotheses],
+                                       [[" ".join(r) for r in references]],
+                                       tokenize="none", smooth_method="none").score)
+
+
+def check_bleu(fn: Callable[[list[list[str]], list[list[str]]], float],
+               atol: float = 1e-6) -> Passed:
+    """Check a corpus BLEU on token lists, ``fn(hypotheses, references)`` -> 0 to 100, against
+    sacreBLEU on German numbers cut into morphemes.
+
+    Args:
+        fn: gets the hypotheses and their references (one per hypothesis), each a list of
+            tokens. BLEU is 100 times the brevity penalty times the geometric mean of the
+            modified n-gram precisions, n = 1 to 4. Each precision is summed over the whole
+            corpus, a hypothesis's n-gram counted at most as often as its reference holds it.
+            The brevity penalty is exp(1 - r / c) when the hypotheses' total length c is
+            shorter than the references' r, and 1 otherwise. No smoothing: a precision of 0
+            makes BLEU 0.
+        atol: the largest absolute difference accepted.
+    """
+    _check_callable(fn)
+    split = GermanMorphemes().split
+
+    def german(*numbers: int) -> list[list[str]]:
+        return [split(number_words(n, "de")) for n in numbers]
+
+    corpus = (34_234, 7, 919_191, 120_000, 52, 400_017, 888_888, 63_001)
+    wrong = german(34_235, 7, 919_191, 120_000, 53, 400_070, 888_888, 63_010)
+    cases = {  # each usual mistake shows first in the case named after it
+        "the chapter's example, one wrong morpheme": (german(234_235), german(234_234)),
+        "a repeated morpheme counts only as often as the reference has it": (
+            [["drei", "hundert", "drei", "tausend", "drei", "drei", "drei"]], german(303_303)),
+        "corpus BLEU, not the mean of sentence BLEUs": (
+            german(23, 999_999), german(21, 999_998)),
+        "outputs too short (brevity penalty)": (
+            [t[:-2] if len(t) > 4 else t for t in german(*corpus)], german(*corpus)),
+        "outputs too long (no bonus)": (
+            [tokens + ["und"] for tokens in german(*corpus)], german(*corpus)),
+        "every output right": (german(*corpus), german(*corpus)),
+        "a corpus with some wrong outputs": (wrong, german(*corpus)),
+        "no 4-gram in common (BLEU 0)": (german(21, 32), german(12, 23)),
+    }
+    worst = 0.0
+    for case, (hypotheses, references) in cases.items():
+        want = _reference_bleu(hypotheses, references)
+        got = fn([list(h) for h in hypotheses], [list(r) for r in references])
+        if isinstance(got, torch.Tensor | np.ndarray) and np.size(got) == 1:
+            got = float(got)
+        if not isinstance(got, int | float | np.floating) or isinstance(got, bool):
+            raise AssertionError(f"case '{case}': expected a number from 0 to 100; "
+                                 f"got {type(got).__name__}")
+        if not abs(float(got) - want) <= atol:
+            raise AssertionError(f"case '{case}': BLEU should be {want:.6f}; got {float(got)!r}"
+                                 f"\nhypotheses: {hypotheses}\nreferences: {references}")
+        worst = max(worst, abs(float(got) - want))
+    return Passed(len(cases), worst)
