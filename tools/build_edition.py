@@ -119,8 +119,17 @@ def main(argv: list[str]) -> int:
         print(f"build_edition: {out / 'html'} and {len(copied)} notebooks in "
               f"{out / 'notebooks'}, in {time.perf_counter() - started:.1f} s")
     else:
-        from print_pdf import print_pdf
+        from print_pdf import print_pdf, single_page
 
+        # singlehtml writes its page where the root document sits (book/index.html) but links
+        # its assets and images as if it sat at the top (_static/...): move it there
+        page = single_page(out / "singlehtml")
+        moved = out / "singlehtml" / "index.html"
+        relative = page.relative_to(out / "singlehtml").as_posix()
+        moved.write_text(page.read_text(encoding="utf-8").replace(f'href="{relative}#', 'href="#'),
+                         encoding="utf-8")
+        if page != moved:
+            page.unlink()
         pages = print_pdf(out / "singlehtml", out / "book.pdf",
                           args.chromium or find_chromium(args.book))
         print(f"build_edition: {out / 'book.pdf'} ({pages} pages), in "

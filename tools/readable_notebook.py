@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from exercise_difficulty import LEVELS, difficulty
 from myst_nb.core.variables import format_plain_text
 
 ROLE = re.compile(r"\{(?P<name>[a-z][a-z:-]*)\}`(?P<text>[^`]*)`")
@@ -31,8 +32,6 @@ FENCE = re.compile(r"^(?P<fence>`{3,}|:{3,})\{(?P<name>[a-z][a-z:-]*)\}[ \t]*(?P
 OPTION = re.compile(r"^:(?P<key>[a-z_-]+):[ \t]*(?P<value>.*)$")
 TARGET = re.compile(r"^\([A-Za-z0-9_.:-]+\)=[ \t]*$")  # a MyST label line, (fig-x)=
 EXPLICIT = re.compile(r"^(?P<text>.*?)\s*<(?P<target>[^<>]+)>$")  # "text <target>"
-DIFFICULTY = re.compile(r"\bdifficulty-(?P<level>[1-3])\b")  # an exercise's :class: (1 to 3)
-DIFFICULTY_WORDS = {"1": "warm-up", "2": "practice", "3": "challenge"}
 
 
 class UnreadableMySTError(ValueError):
@@ -136,12 +135,12 @@ def _directive(name: str, arg: str, body: list[str], facts: SiteFacts) -> str:
 
 
 def _difficulty(classes: str) -> str:
-    """An exercise's difficulty class (``difficulty-2``) as the site shows it: stars and a word."""
-    match = DIFFICULTY.search(classes)
-    if not match:
+    """An exercise's difficulty class (``difficulty-2``) as the site shows it: stars and a word
+    (``exercise_difficulty.py``)."""
+    level = difficulty(classes.split())
+    if level is None:
         return ""
-    level = int(match["level"])
-    return f" · {'★' * level}{'☆' * (3 - level)} {DIFFICULTY_WORDS[match['level']]}"
+    return f" {'★' * level}{'☆' * (len(LEVELS) - level)} {LEVELS[level]}"
 
 
 def _closing_line(lines: list[str], start: int, fence: str) -> int:

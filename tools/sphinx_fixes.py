@@ -15,6 +15,12 @@ each id four times: invalid HTML, and a fragment link or an assistive technology
 ids lands on the first. Those ids are made unique (``<label>-content``), keeping the old name as
 a class for styling.
 
+Lost node handlers in ``singlehtml`` (Sphinx 7.4 with sphinx-exercise 1.2). Sphinx gives a
+builder the node handlers registered for its name and falls back to its format ("html") only when
+none are; sphinx-exercise registers three for ``singlehtml``, so that builder loses every other
+extension's HTML handlers (MyST-NB's folded cells first) and fails. The ``html`` handlers it
+lacks are copied to it.
+
 Enabled in ``_config.yml`` under ``sphinx.extra_extensions``.
 """
 
@@ -76,6 +82,20 @@ def unique_content_ids(doctree: nodes.Node) -> int:
     return renamed
 
 
+def inherit_html_handlers(app: Any) -> list[str]:
+    """Give the running builder, when it has node handlers of its own name, every ``html``
+    handler it lacks (an HTML builder only); return the node names added."""
+    builder = app.builder
+    handlers = app.registry.translation_handlers
+    if builder.format != "html" or builder.name == "html" or builder.name not in handlers:
+        return []
+    own = handlers[builder.name]
+    added = [name for name in handlers.get("html", {}) if name not in own]
+    for name in added:
+        own[name] = handlers["html"][name]
+    return added
+
+
 class UniqueExerciseIds(SphinxTransform):
     """Run :func:`unique_content_ids` once sphinx-exercise has merged its gated blocks."""
 
@@ -88,5 +108,6 @@ class UniqueExerciseIds(SphinxTransform):
 def setup(app: Any) -> dict[str, Any]:
     """Register with Sphinx: run after the themes' own page hooks (default priority 500)."""
     app.add_transform(UniqueExerciseIds)
+    app.connect("builder-inited", inherit_html_handlers)
     app.connect("html-page-context", _dedupe_page_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
