@@ -8,7 +8,9 @@ from collections import Counter
 
 import pytest
 
-from transformer_course.exercises import Passed, check_bleu
+from transformer_course.exercises import GERMAN_MORPHEMES, Passed, check_bleu
+from transformer_course.experiments.ch7_translation.data import number_words
+from transformer_course.experiments.ch7_translation.subwords import GermanMorphemes
 
 
 def ngrams(tokens: list[str], n: int) -> Counter:
@@ -70,3 +72,9 @@ def test_a_result_that_is_not_a_number_fails():
 def test_bad_arguments():
     with pytest.raises(TypeError, match="fn must be callable"):
         check_bleu("bleu")
+
+
+def test_the_cases_are_cut_as_the_chapter_cuts_them():
+    split = GermanMorphemes().split
+    assert {n: split(number_words(n, "de")) for n in GERMAN_MORPHEMES} == \
+        {n: words.split() for n, words in GERMAN_MORPHEMES.items()}
