@@ -12,7 +12,11 @@ site (``_build/.jupyter_cache``), so nothing is executed again:
 - ``pdf``: Sphinx's ``singlehtml`` build (all chapters on one page, numbered as on the site) into
   ``OUT/singlehtml``, printed by headless Chromium (``print_pdf.py``) into ``OUT/book.pdf``.
 
-Usage: python tools/build_edition.py {student,pdf} [BOOK] [--out OUT] [--chromium PATH]
+An edition is rebuilt only when the site was rebuilt since (``make book``'s stamp of what the
+site is made from, ``_build/.site-inputs``, which covers the chapters, the configuration, the
+tools and the static files), or with ``--force``.
+
+Usage: python tools/build_edition.py {student,pdf} [BOOK] [--out OUT] [--chromium PATH] [--force]
   BOOK: the folder holding _config.yml and _toc.yml (default: .).
   OUT: where the edition goes (default: BOOK/_build/student or BOOK/_build/pdf).
   PATH: the Chromium or Chrome that prints the PDF (default: $CHROMIUM, else
@@ -104,10 +108,22 @@ def main(argv: list[str]) -> int:
     parser.add_argument("book", type=Path, nargs="?", default=Path("."))
     parser.add_argument("--out", type=Path, default=None)
     parser.add_argument("--chromium", default=None)
+    parser.add_argument("--force", action="store_true", help="rebuild even if up to date")
     args = parser.parse_args(argv)
     if not (args.book / "_config.yml").is_file():
         parser.error(f"no _config.yml in {args.book}")
     out = (args.out or args.book / "_build" / args.edition).resolve()
+    site_stamp = args.book / "_build" / ".site-inputs"
+    stamp = out / ".site-inputs"
+    current = f"{args.edition} {site_stamp.read_text().strip()}" if site_stamp.is_file() else ""
+    outputs = [out / "html" / "index.html", out / "notebooks"] if args.edition == "student" \
+        else [out / "book.pdf"]
+    if current and not args.force and stamp.is_file() and stamp.read_text().strip() == current \
+            and all(path.exists() for path in outputs):
+        print(f"build_edition: the {args.edition} edition in {out} is current (the site has not "
+              "changed since it was built)")
+        return 0
+    stamp.unlink(missing_ok=True)
     started = time.perf_counter()
     status = sphinx_build(args.book, args.edition, out, out / "build.log")
     if status != 0:
@@ -134,6 +150,8 @@ def main(argv: list[str]) -> int:
                           args.chromium or find_chromium(args.book))
         print(f"build_edition: {out / 'book.pdf'} ({pages} pages), in "
               f"{time.perf_counter() - started:.1f} s")
+    if current:
+        stamp.write_text(current + "\n")
     return 0
 
 
