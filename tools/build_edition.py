@@ -93,7 +93,7 @@ def copy_notebooks(book: Path, out: Path) -> list[Path]:
     return copied
 
 
-def find_chromium(book: Path) -> str:
+def find_chromium() -> str:
     """$CHROMIUM, else what tools/find_browser.sh finds."""
     if os.environ.get("CHROMIUM"):
         return os.environ["CHROMIUM"]
@@ -147,7 +147,7 @@ def main(argv: list[str]) -> int:
         if page != moved:
             page.unlink()
         pages = print_pdf(out / "singlehtml", out / "book.pdf",
-                          args.chromium or find_chromium(args.book))
+                          args.chromium or find_chromium())
         print(f"build_edition: {out / 'book.pdf'} ({pages} pages), in "
               f"{time.perf_counter() - started:.1f} s")
     if current:

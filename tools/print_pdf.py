@@ -57,6 +57,16 @@ def serve(folder: Path) -> Iterator[str]:
         thread.join(timeout=10)
 
 
+def _local_only(route: Any) -> None:
+    """Let requests to the local server (and inline data) through; refuse the rest at once, so
+    that nothing waits on a network the build machine may not have."""
+    url = urlsplit(route.request.url)
+    if url.hostname == HOST or url.scheme in ("data", "blob"):
+        route.continue_()
+    else:
+        route.abort("blockedbyclient")
+
+
 def single_page(folder: Path) -> Path:
     """The one page of a ``singlehtml`` build: the HTML file that is not a redirect."""
     pages = [p for p in sorted(Path(folder).rglob("*.html")) if "_static" not in p.parts
@@ -87,14 +97,9 @@ def print_pdf(folder: Path, pdf: Path, chromium: str) -> int:
         try:
             page = browser.new_page(viewport={"width": 1000, "height": 1400})
             page.set_default_timeout(MATH_TIMEOUT_MS)
-            offsite: list[str] = []
-            page.route("**/*", lambda route: route.continue_()
-                       if urlsplit(route.request.url).hostname == HOST
-                       or urlsplit(route.request.url).scheme in ("data", "blob")
-                       else (offsite.append(route.request.url), route.abort())[-1])
+            page.route("**/*", _local_only)  # nothing the offline book needs is elsewhere
             page.goto(f"{url}/{page_path}", wait_until="load")
             ready = page.evaluate(READY_JS)
-            print("offsite", offsite)
             if ready["untypeset"] or ready["broken"] or ready["mounted"] < ready["explorers"]:
                 raise RuntimeError(f"the page is not ready to print: {ready}")
             page.emulate_media(media="print")
