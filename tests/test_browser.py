@@ -171,6 +171,10 @@ def check_page(browser: Browser, url: str, screenshot: Path) -> dict[str, Any]:
         tex_errors = page.evaluate(TEX_ERRORS_JS)
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(screenshot), full_page=True)
+        # what loading the page did; axe-core's own fetches of the stylesheets come after (it
+        # resolves the theme's @import "../basic.css" against the page, not the stylesheet)
+        problems = PageProblems(list(problems.console_errors), list(problems.failed_requests),
+                                list(problems.offsite_requests))
         violations = Axe().run(page).response["violations"]
         page.set_viewport_size(PHONE)
         page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
