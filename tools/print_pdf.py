@@ -38,6 +38,25 @@ READY_JS = """async () => {
 }"""
 
 
+# A display formula wider than the printed column is scaled down to fit it (on screen it scrolls,
+# which paper cannot); returns how many were.
+FIT_MATH_JS = """() => {
+  let scaled = 0;
+  document.querySelectorAll('div.math mjx-container[display="true"]').forEach(formula => {
+    const fits = formula.clientWidth, needs = formula.scrollWidth;
+    if (needs > fits + 1) {
+      formula.style.zoom = (fits / needs).toFixed(3);
+      formula.style.overflow = "visible";
+      scaled += 1;
+    }
+  });
+  return scaled;
+}"""
+A4_MM = (210, 297)
+MARGIN_MM = {"top": 18, "bottom": 18, "left": 16, "right": 16}
+PX_PER_MM = 96 / 25.4  # CSS pixels
+
+
 class _QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
         pass
@@ -95,7 +114,9 @@ def print_pdf(folder: Path, pdf: Path, chromium: str) -> int:
         browser = playwright.chromium.launch(executable_path=chromium, headless=True,
                                              chromium_sandbox=False, args=LAUNCH_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1000, "height": 1400})
+            # laid out as on paper: the viewport is the printed column
+            column = round((A4_MM[0] - MARGIN_MM["left"] - MARGIN_MM["right"]) * PX_PER_MM)
+            page = browser.new_page(viewport={"width": column, "height": 1400})
             page.set_default_timeout(MATH_TIMEOUT_MS)
             page.route("**/*", _local_only)  # nothing the offline book needs is elsewhere
             page.goto(f"{url}/{page_path}", wait_until="load")
@@ -103,9 +124,9 @@ def print_pdf(folder: Path, pdf: Path, chromium: str) -> int:
             if ready["untypeset"] or ready["broken"] or ready["mounted"] < ready["explorers"]:
                 raise RuntimeError(f"the page is not ready to print: {ready}")
             page.emulate_media(media="print")
+            page.evaluate(FIT_MATH_JS)
             page.pdf(path=str(pdf), format="A4", print_background=True, outline=True,
-                     tagged=True, margin={"top": "18mm", "bottom": "18mm", "left": "16mm",
-                                          "right": "16mm"},
+                     margin={side: f"{mm}mm" for side, mm in MARGIN_MM.items()},
                      display_header_footer=True, header_template="<span></span>",
                      footer_template='<div style="font-size:8px;width:100%;text-align:center">'
                                      '<span class="pageNumber"></span></div>')
