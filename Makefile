@@ -25,7 +25,7 @@ JOBS ?= $(shell env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null \
                 || sysctl -n hw.ncpu 2>/dev/null || echo 1)
 PORT ?= 8000
 
-.PHONY: help book test test-fast notebooks lab serve lint bench clean
+.PHONY: help book test test-fast notebooks lab serve lint bench clean student pdf
 
 help:  ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -93,6 +93,16 @@ lint: $(DEV_INSTALLED)  ## check the Python code with ruff and the workflows aga
 
 bench: book $(DEV_INSTALLED)  ## run the benchmarks; prints one table and writes _build/bench/results.json
 	$(BIN)/python -m bench $(BENCH_ARGS)
+
+# --- Editions: the student site and the PDF (tools/build_edition.py) --------------------------
+# Each is a Sphinx build of its own from the site's execution cache (nothing re-executes), rebuilt
+# only when the site changed since; the PDF is printed by the Chromium tools/find_browser.sh finds.
+student: book  ## the site and notebooks without solutions, in _build/student/{html,notebooks}
+	$(BIN)/python tools/build_edition.py student $(BOOK)
+
+pdf: book  ## the whole book as one PDF, _build/pdf/book.pdf (headless Chromium, no LaTeX)
+	CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
+	$(BIN)/python tools/build_edition.py pdf $(BOOK)
 
 clean:  ## remove the built site, the execution cache and generated notebooks
 	rm -rf _build notebooks

@@ -1,9 +1,11 @@
-"""Every page of the built site in headless Chromium: images load, math renders, nothing fails.
+"""Every page of the built site in headless Chromium: images load, math renders, nothing fails,
+axe-core finds no serious or critical accessibility violation, and display math that is wider than
+a 390 px phone scrolls instead of being cut off.
 
 The site is served from 127.0.0.1; a request to any other host is recorded and refused, so a page
 that needs the internet fails here. Chromium comes from $CHROMIUM, else tools/find_browser.sh;
 without one the test fails with that script's message (it never skips). Screenshots of every page
-go to _build/screenshots/.
+go to _build/screenshots/. Each page is opened once; its three tests read what that visit found.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from site_utils import HTML, REPO, SCREENSHOTS, toc_docnames
@@ -38,6 +41,26 @@ TEX_ERRORS_JS = r"""() => [
   ...Array.from(document.querySelectorAll(
       'mjx-mtext[style*="color: red"] > mjx-c.mjx-c5C:first-child'),
                 () => "undefined TeX macro")]"""
+AXE_IMPACTS = ("serious", "critical")  # what must not be found; "minor"/"moderate" are reported
+PHONE = {"width": 390, "height": 844}  # a phone's CSS viewport
+# Display formulas cut off at the page's width: their box sticks out of the math block, which
+# does not scroll, or out of the article (the page would scroll sideways).
+CLIPPED_MATH_JS = """() => {
+  const article = document.querySelector("article") || document.body;
+  const right = article.getBoundingClientRect().right;
+  const clipped = [];
+  document.querySelectorAll("div.math").forEach(block => {
+    const formula = block.querySelector("mjx-container");
+    if (!formula) return;
+    const scrolls = el => ["auto", "scroll"].includes(getComputedStyle(el).overflowX);
+    const box = block.getBoundingClientRect(), inner = formula.getBoundingClientRect();
+    const wide = formula.scrollWidth > formula.clientWidth + 1;
+    const cut = (inner.right > box.right + 1 && !scrolls(block)) || (wide && !scrolls(formula))
+                || box.right > right + 1;
+    if (cut) clipped.push(block.textContent.trim().slice(0, 60));
+  });
+  return clipped;
+}"""
 
 
 def chromium_path() -> str:
@@ -120,7 +143,8 @@ def _screenshot_path(docname: str) -> Path:
 
 
 def check_page(browser: Browser, url: str, screenshot: Path) -> dict[str, Any]:
-    """Open ``url``; return what the test asserts on (problems, images, math)."""
+    """Open ``url``; return what the tests assert on (problems, images, math, axe-core's
+    violations, display math cut off on a phone)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     problems = PageProblems()
@@ -147,17 +171,45 @@ def check_page(browser: Browser, url: str, screenshot: Path) -> dict[str, Any]:
         tex_errors = page.evaluate(TEX_ERRORS_JS)
         screenshot.parent.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(screenshot), full_page=True)
+        # what loading the page did; axe-core's own fetches of the stylesheets come after (it
+        # resolves the theme's @import "../basic.css" against the page, not the stylesheet)
+        problems = PageProblems(list(problems.console_errors), list(problems.failed_requests),
+                                list(problems.offsite_requests))
+        violations = Axe().run(page).response["violations"]
+        page.set_viewport_size(PHONE)
+        page.evaluate("() => new Promise(r => requestAnimationFrame(() => r()))")
+        clipped_math = page.evaluate(CLIPPED_MATH_JS)
     finally:
         context.close()
     return {"status": response.status if response else None, "math": math,
             "rendered": rendered, "tex_errors": tex_errors, "broken_images": broken_images,
-            "problems": problems}
+            "problems": problems, "violations": violations, "clipped_math": clipped_math}
+
+
+@pytest.fixture(scope="module")
+def visited(browser: Browser, site_url: str) -> Any:
+    """``visited(docname)``: what opening that page found (each page is opened once)."""
+    found: dict[str, dict[str, Any]] = {}
+
+    def visit(docname: str) -> dict[str, Any]:
+        if docname not in found:
+            found[docname] = check_page(browser, f"{site_url}/{docname}.html",
+                                        _screenshot_path(docname))
+        return found[docname]
+
+    return visit
+
+
+def describe_violations(violations: list[dict[str, Any]]) -> list[str]:
+    """One line per axe-core violation: rule, impact, how many elements, the first of them."""
+    return [f"{v['id']} ({v['impact']}, {len(v['nodes'])}x): {v['help']}; e.g. "
+            f"{v['nodes'][0]['target'] if v['nodes'] else ''}" for v in violations]
 
 
 @pytest.mark.parametrize("docname", toc_docnames())
-def test_page_in_browser(browser: Browser, site_url: str, docname: str) -> None:
+def test_page_in_browser(visited: Any, docname: str) -> None:
     screenshot = _screenshot_path(docname)
-    result = check_page(browser, f"{site_url}/{docname}.html", screenshot)
+    result = visited(docname)
     problems: PageProblems = result["problems"]
     assert result["status"] == 200
     assert not problems.offsite_requests, f"requests off the site: {problems.offsite_requests}"
@@ -169,3 +221,16 @@ def test_page_in_browser(browser: Browser, site_url: str, docname: str) -> None:
         f"within {MATH_TIMEOUT_MS / 1000:.0f} s"
     assert not result["tex_errors"], f"TeX errors: {result['tex_errors']}"
     assert screenshot.is_file() and screenshot.stat().st_size > 0
+
+
+@pytest.mark.parametrize("docname", toc_docnames())
+def test_page_has_no_serious_accessibility_violation(visited: Any, docname: str) -> None:
+    """axe-core (the rules of WCAG 2.x A/AA and its best practices) on the loaded page."""
+    violations = [v for v in visited(docname)["violations"] if v["impact"] in AXE_IMPACTS]
+    assert not violations, "\n".join([f"{docname}:"] + describe_violations(violations))
+
+
+@pytest.mark.parametrize("docname", toc_docnames())
+def test_display_math_scrolls_on_a_phone(visited: Any, docname: str) -> None:
+    clipped = visited(docname)["clipped_math"]
+    assert not clipped, f"{docname}: display math cut off at {PHONE['width']} px: {clipped}"

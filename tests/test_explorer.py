@@ -152,6 +152,34 @@ def test_english_numbers_match_num2words(page: Page) -> None:
     assert "999,999" in error
 
 
+def _contrast(first: str, second: str) -> float:
+    """WCAG contrast ratio of two colours given as CSS ``rgb(r,g,b)`` or ``#rgb``/``#rrggbb``."""
+    def luminance(colour: str) -> float:
+        if colour.startswith("#"):
+            digits = colour[1:] if len(colour) == 7 else "".join(c * 2 for c in colour[1:])
+            channels = [int(digits[i:i + 2], 16) for i in (0, 2, 4)]
+        else:
+            channels = [int(c) for c in colour[colour.index("(") + 1:-1].split(",")]
+        linear = [c / 255 / 12.92 if c / 255 <= 0.04045 else ((c / 255 + 0.055) / 1.055) ** 2.4
+                  for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted((luminance(first), luminance(second)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_map_numbers_are_readable_on_every_cell_colour(page: Page) -> None:
+    """A weight's number on its viridis cell meets WCAG AA (4.5:1) whatever the weight."""
+    _library_page(page)
+    weights = [i / 200 for i in range(201)]
+    pairs = page.evaluate("ws => ws.map(w => [AttentionExplorer.colour(w), "
+                          "AttentionExplorer.textColour(w)])", weights)
+    ratios = {w: _contrast(*pair) for w, pair in zip(weights, pairs, strict=True)}
+    worst = min(ratios, key=ratios.get)
+    assert ratios[worst] >= 4.5, f"weight {worst}: {pairs[weights.index(worst)]} is " \
+                                 f"{ratios[worst]:.2f}:1"
+
+
 def _viewer_page(page: Page, tmp_path: Path, markup: str, via_file: bool) -> None:
     document = f"<!doctype html><html><body><h1>test</h1>{markup}</body></html>"
     if via_file:

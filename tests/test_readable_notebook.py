@@ -15,6 +15,7 @@ from readable_notebook import (  # noqa: E402
     leftover_myst,
     readable_markdown,
     readable_notebook,
+    without_solutions,
 )
 
 FACTS = SiteFacts(
@@ -71,3 +72,44 @@ def test_a_notebook_keeps_its_code_and_outputs_and_gains_first_cells() -> None:
     assert readable.cells[2].outputs == code.outputs
     assert notebook.cells[0].source == "See {numref}`fig-x`."  # the input is left alone
     assert leftover_myst(readable) == [] and leftover_myst(notebook) == ["{numref}`fig-x`"]
+
+
+def test_exercise_title_and_difficulty_are_written_out() -> None:
+    text = ":::{exercise} Warm-up by hand\n:label: ex-a\n:class: difficulty-1\n\nDo it.\n:::"
+    assert readable_markdown(text, FACTS) == "**Exercise 4.3** (Warm-up by hand) ★☆☆ warm-up\n\n" \
+                                             "Do it."
+    plain = ":::{exercise}\n:label: ex-a\n:class: dropdown\n\nDo it.\n:::"
+    assert readable_markdown(plain, FACTS) == "**Exercise 4.3**\n\nDo it."
+
+
+def test_without_solutions_drops_both_kinds_of_solution_and_keeps_the_rest() -> None:
+    text = "\n".join([
+        "Intro.", "", ":::{exercise}", ":label: ex-a", "", "Do it.", ":::", "",
+        "::::{solution} ex-a", ":class: dropdown", "", "Inline answer.", ":::{note}", "Nested.",
+        ":::", "::::", "", "Between.", "", ":::{solution-start} ex-a", ":class: dropdown", ":::",
+        "", "Gated answer.", "", "```{code-cell} ipython3", "answer = 42", "```", "",
+        ":::{solution-end}", ":::", "", "After."])
+    kept, inside = without_solutions(text)
+    assert not inside
+    assert kept.splitlines() == ["Intro.", "", ":::{exercise}", ":label: ex-a", "", "Do it.",
+                                 ":::", "", "", "Between.", "", "", "After."]
+
+
+def test_without_solutions_in_a_notebook_drops_the_code_cells_of_a_gated_solution() -> None:
+    cells = [nbformat.v4.new_markdown_cell(":::{exercise}\n:label: ex-a\n\nDo it.\n:::\n\n"
+                                           ":::{solution-start} ex-a\n:::\n\nFirst, this:"),
+             nbformat.v4.new_code_cell("answer = 42"),
+             nbformat.v4.new_markdown_cell("Then that."),
+             nbformat.v4.new_code_cell("answer += 1"),
+             nbformat.v4.new_markdown_cell(":::{solution-end}\n:::\n\nNext section."),
+             nbformat.v4.new_code_cell("print('kept')")]
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    solved = readable_notebook(notebook, FACTS)
+    student = readable_notebook(notebook, FACTS, solutions=False)
+    assert [c.source for c in solved.cells if c.cell_type == "code"] == [
+        "answer = 42", "answer += 1", "print('kept')"]
+    assert [c.source for c in student.cells] == ["**Exercise 4.3**\n\nDo it.", "Next section.",
+                                                 "print('kept')"]
+    assert len(notebook.cells) == 6  # the input is left alone
+    _, inside = without_solutions(cells[0].source)
+    assert inside  # the solution goes on in the next cell

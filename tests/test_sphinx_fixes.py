@@ -1,4 +1,5 @@
-"""tools/sphinx_fixes.py: repeated page scripts are dropped, distinct ones kept."""
+"""tools/sphinx_fixes.py: repeated page scripts are dropped, distinct ones kept; exercise content
+ids made unique; singlehtml keeps the html node handlers."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from docutils import nodes
 from sphinx.builders.html._assets import _JavaScript
 
 from tools import sphinx_fixes
@@ -47,13 +49,50 @@ def test_rejects_non_lists(scripts: Any) -> None:
 
 
 def test_setup_hooks_page_context_after_the_themes() -> None:
-    calls = []
-    app = SimpleNamespace(connect=lambda *args, **kwargs: calls.append((args, kwargs)))
+    calls, transforms = [], []
+    app = SimpleNamespace(connect=lambda *args, **kwargs: calls.append((args, kwargs)),
+                          add_transform=transforms.append)
     metadata = sphinx_fixes.setup(app)
     assert metadata["parallel_read_safe"] and metadata["parallel_write_safe"]
-    ((event, handler), options), = calls
-    assert event == "html-page-context" and options["priority"] > 500
+    assert transforms == [sphinx_fixes.UniqueExerciseIds]
+    hooks = {args[0]: (args[1], options) for args, options in calls}
+    handler, options = hooks["html-page-context"]
+    assert options["priority"] > 500
+    assert hooks["builder-inited"][0] is sphinx_fixes.inherit_html_handlers
     context = {"script_files": [_JavaScript(None, body=THEBE), _JavaScript("", body=THEBE)]}
     scripts = context["script_files"]
     handler(app, "page", "page.html", context, None)
     assert context["script_files"] is scripts and len(scripts) == 1  # edited in place
+
+
+def test_exercise_content_ids_become_unique() -> None:
+    document = nodes.section(ids=["page"])
+    for label in ("ex-a", "ex-b"):
+        block = nodes.container(label=label, ids=[label])
+        block += nodes.section(ids=["exercise-content"])
+        document += block
+    unlabelled = nodes.container()
+    unlabelled += nodes.section(ids=["solution-content"])
+    document += unlabelled
+    assert sphinx_fixes.unique_content_ids(document) == 3
+    sections = list(document.findall(nodes.section))[1:]
+    assert [s["ids"] for s in sections] == [["ex-a-content"], ["ex-b-content"], []]
+    assert [s["classes"] for s in sections] == [["exercise-content"], ["exercise-content"],
+                                                ["solution-content"]]
+    assert sphinx_fixes.unique_content_ids(document) == 0  # nothing shared is left
+
+
+def test_a_builder_with_handlers_of_its_own_gets_the_html_ones_it_lacks() -> None:
+    html = {"exercise": ("visit-e", None), "hidden_cell": ("visit-h", "depart-h")}
+    handlers = {"html": dict(html), "singlehtml": {"exercise": ("own", None)}}
+    registry = SimpleNamespace(translation_handlers=handlers)
+    single = SimpleNamespace(builder=SimpleNamespace(name="singlehtml", format="html"),
+                             registry=registry)
+    assert sphinx_fixes.inherit_html_handlers(single) == ["hidden_cell"]
+    assert handlers["singlehtml"] == {"exercise": ("own", None),
+                                      "hidden_cell": ("visit-h", "depart-h")}
+    assert handlers["html"] == html
+    for name, fmt in (("html", "html"), ("latex", "latex"), ("dirhtml", "html")):
+        other = SimpleNamespace(builder=SimpleNamespace(name=name, format=fmt),
+                                registry=registry)
+        assert sphinx_fixes.inherit_html_handlers(other) == []  # html itself, or none of its own

@@ -16,7 +16,10 @@ import pytest
 # included: each `make book BOOK=<tmp>` has its own _build, cache and stamps, so they may run side
 # by side. (What they do share, the .venv and its .installed stamp, `make test` brings up to date
 # before pytest starts, so none of them reinstalls anything.)
-SERIAL_GROUPS = {"browser": ("test_browser.py", "test_binder.py")}
+# The PDF (test_pdf.py) is printed by Chromium, so it joins the browser group; the student edition
+# is built once into _build/student by its module, so its tests stay on one worker.
+SERIAL_GROUPS = {"browser": ("test_browser.py", "test_binder.py", "test_pdf.py"),
+                 "student": ("test_student_edition.py",)}
 
 
 def xdist_group(nodeid: str) -> str | None:

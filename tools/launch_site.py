@@ -33,6 +33,7 @@ from readable_notebook import SiteFacts, UnreadableMySTError, leftover_myst, rea
 from sphinx.application import Sphinx
 from sphinx.directives.code import LiteralIncludeReader
 from sphinx.util import logging
+from student_edition import is_student_edition
 
 LOGGER = logging.getLogger(__name__)
 THEBE_MODULE = "sphinx_thebe"
@@ -174,7 +175,8 @@ def write_readable_download(app: Sphinx, page: str) -> list[str]:
     executed = Path(app.outdir).parent / "jupyter_execute" / f"{page}.ipynb"
     path = Path(app.outdir) / "_sources" / f"{page}.ipynb"
     notebook = nbformat.read(executed if executed.is_file() else path, as_version=4)
-    readable = readable_notebook(notebook, site_facts(app, page, notebook), first_cells(app))
+    readable = readable_notebook(notebook, site_facts(app, page, notebook), first_cells(app),
+                                 solutions=not is_student_edition(app))
     nbformat.write(readable, path)  # from the executed notebook: rewriting twice is harmless
     return leftover_myst(readable) + [f"figure {key!r} shown in its cell too (tag the cell "
                                       f"remove-output)" for key in figures_shown_in_cells(notebook)]
@@ -187,7 +189,7 @@ def check_notebook_downloads(app: Sphinx, exception: Exception | None) -> None:
         app: the Sphinx application.
         exception: the build's exception, if it failed (then nothing is checked).
     """
-    if exception is not None or app.builder.format != "html":
+    if exception is not None or app.builder.name != "html":  # singlehtml has no downloads
         return
     for page in notebook_pages(app):
         restore_cached_outputs(app, page)

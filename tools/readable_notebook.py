@@ -7,6 +7,8 @@ rewrites every Markdown cell into plain Markdown: a glued number becomes its tex
 MyST-NB formats it), a glued table its Markdown, a figure directive its numbered caption (the
 figure itself is the output of the cell above it), a reference its number or title, an exercise
 or solution a headed block, an included function its source. Code cells and outputs are kept.
+For the student edition, :func:`without_solutions` first drops every solution: ``{solution}``
+blocks, and everything from a ``{solution-start}`` to its ``{solution-end}``, code cells included.
 
 Anything left that still looks like MyST (a role or directive this module does not know) is an
 error, so a new construct in a chapter fails the build instead of reaching a reader raw.
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from exercise_difficulty import LEVELS, difficulty
 from myst_nb.core.variables import format_plain_text
 
 ROLE = re.compile(r"\{(?P<name>[a-z][a-z:-]*)\}`(?P<text>[^`]*)`")
@@ -122,7 +125,7 @@ def _directive(name: str, arg: str, body: list[str], facts: SiteFacts) -> str:
         label = options.get("label", "")
         number = facts.numbers.get(label, "Exercise")
         title = f" ({readable_inline(arg.strip(), facts)})" if arg.strip() else ""
-        return f"**{number}**{title}\n\n{inner}".strip()
+        return f"**{number}**{title}{_difficulty(options.get('class', ''))}\n\n{inner}".strip()
     if name in ("solution", "solution-start"):
         target = arg.strip()
         return f"**Solution to {facts.numbers.get(target, 'the exercise')}**\n\n{inner}".strip()
@@ -139,6 +142,66 @@ def _directive(name: str, arg: str, body: list[str], facts: SiteFacts) -> str:
     raise UnreadableMySTError(f"directive {{{name}}} in {facts.docname}")
 
 
+def _difficulty(classes: str) -> str:
+    """An exercise's difficulty class (``difficulty-2``) as the site shows it: stars and a word
+    (``exercise_difficulty.py``)."""
+    level = difficulty(classes.split())
+    if level is None:
+        return ""
+    return f" {'★' * level}{'☆' * (len(LEVELS) - level)} {LEVELS[level]}"
+
+
+def _closing_line(lines: list[str], start: int, fence: str) -> int:
+    """Index of the line closing the directive opened at ``lines[start]`` with ``fence``
+    (len(lines) when it is never closed)."""
+    closing = re.compile(rf"{re.escape(fence[0])}{{{len(fence)},}}[ \t]*")
+    return next((j for j in range(start + 1, len(lines)) if closing.fullmatch(lines[j])),
+                len(lines))
+
+
+def without_solutions(text: str, inside: bool = False) -> tuple[str, bool]:
+    """``text`` (MyST) without its solutions, and whether it ends inside a gated solution.
+
+    A ``{solution}`` directive goes whole; a ``{solution-start}`` directive and everything after
+    it goes, up to and including its ``{solution-end}`` directive, which may come in a later cell
+    (pass the returned flag as ``inside`` for the next cell).
+
+    Args:
+        text: a Markdown cell's source, or a whole MyST Markdown file.
+        inside: whether ``text`` starts inside a gated solution.
+    """
+    lines, kept, i = text.splitlines(), [], 0
+    while i < len(lines):
+        opening = FENCE.match(lines[i])
+        name = opening["name"] if opening else ""
+        if inside or name in ("solution", "solution-start"):
+            if name in ("solution", "solution-start", "solution-end"):
+                i = _closing_line(lines, i, opening["fence"])
+                inside = name == "solution-start" or (inside and name == "solution")
+            i += 1
+            continue
+        kept.append(lines[i])
+        i += 1
+    return "\n".join(kept).strip("\n"), inside
+
+
+def notebook_without_solutions(notebook: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """A copy of ``notebook`` (MyST Markdown cells) without its solutions: their Markdown, and
+    the code cells between a ``{solution-start}`` and its ``{solution-end}``."""
+    kept, inside = [], False
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            source, after = without_solutions(cell.source, inside)
+            if source.strip():
+                kept.append(nbformat.from_dict({**copy.deepcopy(cell), "source": source}))
+            inside = after
+        elif not inside:
+            kept.append(copy.deepcopy(cell))
+    stripped = copy.deepcopy(notebook)
+    stripped.cells = kept
+    return stripped
+
+
 def readable_markdown(text: str, facts: SiteFacts) -> str:
     """A Markdown cell's MyST as plain Markdown (directives, roles and label lines)."""
     lines, out, i = text.splitlines(), [], 0
@@ -152,10 +215,7 @@ def readable_markdown(text: str, facts: SiteFacts) -> str:
             continue
         out.append(readable_inline("\n".join(plain), facts))
         plain = []
-        fence = opening["fence"]
-        closing = re.compile(rf"{re.escape(fence[0])}{{{len(fence)},}}[ \t]*")
-        end = next((j for j in range(i + 1, len(lines)) if closing.fullmatch(lines[j])),
-                   len(lines))
+        end = _closing_line(lines, i, opening["fence"])
         out.append(_directive(opening["name"], opening["arg"], lines[i + 1:end], facts))
         i = end + 1
     out.append(readable_inline("\n".join(plain), facts))
@@ -163,9 +223,11 @@ def readable_markdown(text: str, facts: SiteFacts) -> str:
 
 
 def readable_notebook(notebook: nbformat.NotebookNode, facts: SiteFacts,
-                      first_cells: Sequence[nbformat.NotebookNode] = ()) -> nbformat.NotebookNode:
-    """A copy of ``notebook`` with every Markdown cell readable, ``first_cells`` in front."""
-    readable = copy.deepcopy(notebook)
+                      first_cells: Sequence[nbformat.NotebookNode] = (), *,
+                      solutions: bool = True) -> nbformat.NotebookNode:
+    """A copy of ``notebook`` with every Markdown cell readable, ``first_cells`` in front, and
+    without its solutions unless ``solutions``."""
+    readable = copy.deepcopy(notebook) if solutions else notebook_without_solutions(notebook)
     for cell in readable.cells:
         if cell.cell_type == "markdown":
             cell.source = readable_markdown(cell.source, facts)

@@ -1,4 +1,6 @@
-"""A Sphinx extension that works around a bug of the pinned documentation stack (Sphinx 7.4).
+"""A Sphinx extension that works around bugs of the pinned documentation stack.
+
+Repeated inline scripts (Sphinx 7.4).
 
 An inline script registered after the HTML builder starts reaches the builder twice, once with
 filename ``None`` and once with ``''``, so every page would carry it twice. Since
@@ -7,12 +9,29 @@ report "Identifier 'THEBE_JS_URL' has already been declared"), the script this s
 sphinx-togglebutton's (``let toggleHintShow``, ``var togglebuttonSelector``): a repeated ``let``
 is the same error. This drops the repeats from each page.
 
+Repeated ids (sphinx-exercise 1.2). Every exercise and solution wraps its content in a
+``<section id="exercise-content">`` (``"solution-content"``), so a page with four exercises has
+each id four times: invalid HTML, and a fragment link or an assistive technology that follows
+ids lands on the first. Those ids are made unique (``<label>-content``), keeping the old name as
+a class for styling.
+
+Lost node handlers in ``singlehtml`` (Sphinx 7.4 with sphinx-exercise 1.2). Sphinx gives a
+builder the node handlers registered for its name and falls back to its format ("html") only when
+none are; sphinx-exercise registers three for ``singlehtml``, so that builder loses every other
+extension's HTML handlers (MyST-NB's folded cells first) and fails. The ``html`` handlers it
+lacks are copied to it.
+
 Enabled in ``_config.yml`` under ``sphinx.extra_extensions``.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+from docutils import nodes
+from sphinx.transforms import SphinxTransform
+
+SHARED_IDS = ("exercise-content", "solution-content")  # what sphinx-exercise gives every block
 
 
 def script_key(script: Any) -> tuple[str, int, tuple[tuple[str, str], ...]]:
@@ -44,7 +63,51 @@ def _dedupe_page_scripts(app: Any, pagename: str, templatename: str,
         scripts[:] = drop_repeated_scripts(scripts)
 
 
+def unique_content_ids(doctree: nodes.Node) -> int:
+    """Give every exercise's and solution's content section an id of its own,
+    ``<label>-content`` (the shared id becomes a class); return how many were renamed."""
+    renamed = 0
+    for section in list(doctree.findall(nodes.section)):
+        shared = [i for i in section["ids"] if i in SHARED_IDS]
+        if not shared:
+            continue
+        owner = section.parent
+        label = owner.get("label") or (owner["ids"][0] if owner is not None and owner["ids"]
+                                       else "")
+        section["ids"] = [i for i in section["ids"] if i not in SHARED_IDS]
+        if label:
+            section["ids"].append(f"{label}-content")
+        section["classes"] += [c for c in shared if c not in section["classes"]]
+        renamed += 1
+    return renamed
+
+
+def inherit_html_handlers(app: Any) -> list[str]:
+    """Give the running builder, when it has node handlers of its own name, every ``html``
+    handler it lacks (an HTML builder only); return the node names added."""
+    builder = app.builder
+    handlers = app.registry.translation_handlers
+    if builder.format != "html" or builder.name == "html" or builder.name not in handlers:
+        return []
+    own = handlers[builder.name]
+    added = [name for name in handlers.get("html", {}) if name not in own]
+    for name in added:
+        own[name] = handlers["html"][name]
+    return added
+
+
+class UniqueExerciseIds(SphinxTransform):
+    """Run :func:`unique_content_ids` once sphinx-exercise has merged its gated blocks."""
+
+    default_priority = 12  # after sphinx-exercise's merges (10) and the student edition's (11)
+
+    def apply(self, **kwargs: Any) -> None:
+        unique_content_ids(self.document)
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Register with Sphinx: run after the themes' own page hooks (default priority 500)."""
+    app.add_transform(UniqueExerciseIds)
+    app.connect("builder-inited", inherit_html_handlers)
     app.connect("html-page-context", _dedupe_page_scripts, priority=900)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

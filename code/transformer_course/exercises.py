@@ -7,7 +7,7 @@ disagrees or returns a :class:`Passed`, which shows how many cases agreed and ho
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -342,3 +342,85 @@ def check_noam_lr(fn: Callable[[int, int, int], float]) -> Passed:
                                      f"rate should be {want:.6g}; got {got!r}")
             worst, cases = max(worst, abs(float(got) - want)), cases + 1
     return Passed(cases, worst)
+
+
+# --- Chapter 7 ---------------------------------------------------------------------------------
+
+Tokens = Sequence[str]
+GERMAN_MORPHEMES = {  # number -> its German words cut into morphemes, as chapter 7 cuts them
+    7: "sieben", 12: "zwölf", 21: "ein und zwanzig", 23: "drei und zwanzig",
+    32: "zwei und drei ßig", 52: "zwei und fünf zig", 53: "drei und fünf zig",
+    34_234: "vier und drei ßig tausend zwei hundert vier und drei ßig",
+    34_235: "vier und drei ßig tausend zwei hundert fünf und drei ßig",
+    63_001: "drei und sech zig tausend eins", 63_010: "drei und sech zig tausend zehn",
+    120_000: "ein hundert zwanzig tausend",
+    234_234: "zwei hundert vier und drei ßig tausend zwei hundert vier und drei ßig",
+    234_235: "zwei hundert vier und drei ßig tausend zwei hundert fünf und drei ßig",
+    303_303: "drei hundert drei tausend drei hundert drei",
+    400_017: "vier hundert tausend sieb zehn", 400_070: "vier hundert tausend sieb zig",
+    888_888: "acht hundert acht und acht zig tausend acht hundert acht und acht zig",
+    919_191: "neun hundert neun zehn tausend ein hundert ein und neun zig",
+    999_998: "neun hundert neun und neun zig tausend neun hundert acht und neun zig",
+    999_999: "neun hundert neun und neun zig tausend neun hundert neun und neun zig",
+}
+
+
+def _reference_bleu(hypotheses: Sequence[Tokens], references: Sequence[Tokens]) -> float:
+    """Corpus BLEU by sacreBLEU on the given tokens (``tokenize='none'``), without smoothing."""
+    import sacrebleu
+
+    return float(sacrebleu.corpus_bleu([" ".join(h) for h in hypotheses],
+                                       [[" ".join(r) for r in references]],
+                                       tokenize="none", smooth_method="none").score)
+
+
+def check_bleu(fn: Callable[[list[list[str]], list[list[str]]], float],
+               atol: float = 1e-6) -> Passed:
+    """Check a corpus BLEU on token lists, ``fn(hypotheses, references)`` -> 0 to 100, against
+    sacreBLEU on German numbers cut into morphemes.
+
+    Args:
+        fn: gets the hypotheses and their references (one per hypothesis), each a list of
+            tokens. BLEU is 100 times the brevity penalty times the geometric mean of the
+            modified n-gram precisions, n = 1 to 4. Each precision is summed over the whole
+            corpus, a hypothesis's n-gram counted at most as often as its reference holds it.
+            The brevity penalty is exp(1 - r / c) when the hypotheses' total length c is
+            shorter than the references' r, and 1 otherwise. No smoothing: a precision of 0
+            makes BLEU 0.
+        atol: the largest absolute difference accepted.
+    """
+    _check_callable(fn)
+
+    def german(*numbers: int) -> list[list[str]]:
+        return [GERMAN_MORPHEMES[n].split() for n in numbers]
+
+    corpus = (34_234, 7, 919_191, 120_000, 52, 400_017, 888_888, 63_001)
+    wrong = german(34_235, 7, 919_191, 120_000, 53, 400_070, 888_888, 63_010)
+    cases = {  # each usual mistake shows first in the case named after it
+        "the chapter's example, one wrong morpheme": (german(234_235), german(234_234)),
+        "a repeated morpheme counts only as often as the reference has it": (
+            [["drei", "hundert", "drei", "tausend", "drei", "drei", "drei"]], german(303_303)),
+        "corpus BLEU, not the mean of sentence BLEUs": (
+            german(23, 999_999), german(21, 999_998)),
+        "outputs too short (brevity penalty)": (
+            [t[:-2] if len(t) > 4 else t for t in german(*corpus)], german(*corpus)),
+        "outputs too long (no bonus)": (
+            [tokens + ["und"] for tokens in german(*corpus)], german(*corpus)),
+        "every output right": (german(*corpus), german(*corpus)),
+        "a corpus with some wrong outputs": (wrong, german(*corpus)),
+        "no 4-gram in common (BLEU 0)": (german(21, 32), german(12, 23)),
+    }
+    worst = 0.0
+    for case, (hypotheses, references) in cases.items():
+        want = _reference_bleu(hypotheses, references)
+        got = fn([list(h) for h in hypotheses], [list(r) for r in references])
+        if isinstance(got, torch.Tensor | np.ndarray) and np.size(got) == 1:
+            got = float(got)
+        if not isinstance(got, int | float | np.floating) or isinstance(got, bool):
+            raise AssertionError(f"case '{case}': expected a number from 0 to 100; "
+                                 f"got {type(got).__name__}")
+        if not abs(float(got) - want) <= atol:
+            raise AssertionError(f"case '{case}': BLEU should be {want:.6f}; got {float(got)!r}"
+                                 f"\nhypotheses: {hypotheses}\nreferences: {references}")
+        worst = max(worst, abs(float(got) - want))
+    return Passed(len(cases), worst)

@@ -359,14 +359,29 @@
                    [31, 158, 137], [53, 183, 121], [110, 206, 88], [181, 222, 43],
                    [253, 231, 37]];
 
-  function colour(value) {
+  function rgbOf(value) {
     const x = Math.min(1, Math.max(0, value)) * (VIRIDIS.length - 1);
     const i = Math.min(VIRIDIS.length - 2, Math.floor(x)), f = x - i;
-    const rgb = VIRIDIS[i].map((c, k) => Math.round(c + f * (VIRIDIS[i + 1][k] - c)));
-    return "rgb(" + rgb.join(",") + ")";
+    return VIRIDIS[i].map((c, k) => Math.round(c + f * (VIRIDIS[i + 1][k] - c)));
   }
 
-  function textColour(value) { return value > 0.6 ? "#111" : "#fff"; }
+  function colour(value) { return "rgb(" + rgbOf(value).join(",") + ")"; }
+
+  /** WCAG relative luminance of an sRGB colour given as 0..255 channels. */
+  function luminance(rgb) {
+    const [r, g, b] = rgb.map(c => {
+      const s = c / 255;
+      return s <= 0.04045 ? s / 12.92 : Math.pow((s + 0.055) / 1.055, 2.4);
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  }
+
+  /** The text colour, black or white, that contrasts more with the cell's colour: at least
+   *  4.58:1 whatever the weight (WCAG AA asks 4.5:1; near-black would leave 4.35:1 midway). */
+  function textColour(value) {
+    const l = luminance(rgbOf(value));
+    return (l + 0.05) / 0.05 >= 1.05 / (l + 0.05) ? "#000" : "#fff";
+  }
 
   function element(tag, attributes, children) {
     const node = document.createElement(tag);
@@ -569,6 +584,7 @@
 
   window.AttentionExplorer = {
     Transformer, loadTensors, englishNumber, sinusoidalEncoding, halfToFloat, halves, colour,
+    textColour,
     mountViewer, mountTranslator, mountAll,
   };
 })();

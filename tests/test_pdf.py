@@ -1,0 +1,103 @@
+"""`make pdf`: the whole book as one PDF, with every chapter, every figure and its numbered
+caption, the explorers as static maps, and no MyST left raw.
+
+The PDF is built once for this module by ``tools/build_edition.py pdf`` into ``_build/pdf``
+(Sphinx's singlehtml from the site's execution cache, printed by headless Chromium: about a
+minute on an idle 2-core machine; nothing when the site has not changed since the last PDF).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pypdf import PdfReader
+from site_utils import BUILD, REPO, glue_figures, html_path, parse_html, source_path, toc_docnames
+from test_browser import chromium_path
+
+pytestmark = [pytest.mark.site, pytest.mark.build, pytest.mark.browser,
+              pytest.mark.usefixtures("built_site")]
+PDF = BUILD / "pdf" / "book.pdf"
+PAGES_PER_CHAPTER = 5  # the shortest chapter prints on more than this many A4 pages
+RAW_MYST = re.compile(r"\{glue:|glue:text|\{numref\}|\{doc\}|:::|```\{")
+
+
+@pytest.fixture(scope="module")
+def pdf() -> PdfReader:
+    """The book's PDF, built (or found current) by tools/build_edition.py."""
+    done = subprocess.run([sys.executable, str(REPO / "tools" / "build_edition.py"), "pdf",
+                           str(REPO), "--out", str(PDF.parent), "--chromium", chromium_path()],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, f"the PDF did not build:\n{done.stdout[-3000:]}" \
+                                 f"\n{done.stderr[-3000:]}"
+    return PdfReader(PDF)
+
+
+@cache
+def pdf_text(path: Path, mtime: float) -> str:
+    """The PDF's text, whitespace collapsed (cached per file version)."""
+    return " ".join(" ".join(page.extract_text() or "" for page in PdfReader(path).pages).split())
+
+
+def _text() -> str:
+    return pdf_text(PDF, PDF.stat().st_mtime)
+
+
+def image_count(resources: Any) -> int:
+    """Images drawn from a page's (or a form's) resources, forms followed; without decoding
+    them (pypdf's ``page.images`` decodes every one: seconds for the book)."""
+    objects = (resources or {}).get("/XObject")
+    if objects is None:
+        return 0
+    objects = objects.get_object()
+    count = 0
+    for name in objects:
+        drawn = objects[name].get_object()
+        if drawn.get("/Subtype") == "/Image":
+            count += 1
+        elif drawn.get("/Subtype") == "/Form":
+            count += image_count(drawn.get("/Resources"))
+    return count
+
+
+def test_every_chapter_is_in_it_with_plausible_length(pdf: PdfReader) -> None:
+    chapters = toc_docnames()[1:]
+    assert len(pdf.pages) > PAGES_PER_CHAPTER * len(chapters), f"{len(pdf.pages)} pages"
+    text = _text()
+    for docname in chapters:
+        title = " ".join(parse_html(html_path(docname)).find("h1").get_text().rstrip("#").split())
+        assert title in text, f"chapter {title!r} is not in the PDF"
+
+
+def test_it_holds_every_figure_and_its_numbered_caption(pdf: PdfReader) -> None:
+    figures = sum(len(glue_figures(source_path(d).read_text())) for d in toc_docnames())
+    images = sum(image_count(page.get("/Resources")) for page in pdf.pages)
+    assert figures > 0 and images >= figures, f"{images} images for {figures} figures"
+    text = _text()
+    numbers = sorted({" ".join(span.get_text().split()) for d in toc_docnames()
+                      for span in parse_html(html_path(d)).select(".caption-number")})
+    assert numbers, "the site has no numbered captions: nothing was checked"
+    missing = [n for n in numbers if n not in text]
+    assert not missing, f"captions missing from the PDF: {missing}"
+
+
+def test_no_raw_myst_or_folded_code_prompt(pdf: PdfReader) -> None:
+    text = _text()
+    raw = sorted(set(RAW_MYST.findall(text)))
+    assert not raw, f"raw MyST in the PDF: {raw}"
+    assert "Show code cell" not in text, "a folded cell's toggle was printed"
+    assert "Solution to" in text, "the solutions (collapsed on the site) are missing"
+
+
+def test_explorers_print_as_static_maps(pdf: PdfReader) -> None:
+    explorers = sum(len(parse_html(html_path(d)).select(".ae-mount")) for d in toc_docnames())
+    text = _text()
+    assert explorers > 0
+    assert text.count("Interactive in the web edition") == explorers
+    assert " or try " not in text and "to read where it looks" not in text, \
+        "the explorers' controls were printed"

@@ -1,0 +1,134 @@
+"""`make student`: the student edition holds every exercise and no solution, in its pages, its
+search index, its page sources and its notebooks, while the full site keeps them.
+
+The edition is built once for this module by ``tools/build_edition.py student`` into
+``_build/student``, from the full site's execution cache (so after `make book`; about 15 s on an
+idle 2-core machine, none when the site has not changed since the last student build).
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from bs4 import BeautifulSoup
+from site_utils import BUILD, HTML, REPO, parse_html, toc_docnames
+
+pytestmark = [pytest.mark.site, pytest.mark.build, pytest.mark.usefixtures("built_site")]
+STUDENT = BUILD / "student"
+SOLUTION_MARK = "**Solution to"  # how a readable notebook heads a solution (readable_notebook.py)
+SOLUTION_END = "*End of the solution.*"  # and ends a gated one
+
+
+@pytest.fixture(scope="module")
+def student() -> Path:
+    """The student edition, built (or found current) by tools/build_edition.py."""
+    done = subprocess.run([sys.executable, str(REPO / "tools" / "build_edition.py"), "student",
+                           str(REPO), "--out", str(STUDENT)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"the student edition did not build:\n{done.stdout[-3000:]}" \
+                                 f"\n{done.stderr[-3000:]}"
+    return STUDENT
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _solution_passages(page: BeautifulSoup) -> list[str]:
+    """Text of every paragraph and code block inside the page's solutions (long enough to be
+    unmistakable)."""
+    passages = []
+    for solution in page.select("div.solution"):
+        for block in solution.select("p, pre"):
+            text = _words(block.get_text())
+            if len(text) >= 40 and not text.startswith("Solution to"):
+                passages.append(text)
+    return passages
+
+
+def test_pages_keep_every_exercise_and_lose_every_solution(student: Path) -> None:
+    solutions = 0
+    for docname in toc_docnames():
+        full = parse_html(HTML / f"{docname}.html")
+        edition = BeautifulSoup((student / "html" / f"{docname}.html").read_text(encoding="utf-8"),
+                                "html.parser")
+        solutions += len(full.select("div.solution"))
+        assert len(edition.select("div.exercise")) == len(full.select("div.exercise")), docname
+        assert not edition.select("div.solution"), f"{docname}: a solution in the student page"
+        text = _words(edition.get_text())
+        leaked = [p for p in _solution_passages(full) if p in text]
+        assert not leaked, f"{docname}: solution text in the student page: {leaked[:2]}"
+        launch = [a["href"] for a in edition.select("a[href]") if re.search(
+            r"mybinder\.org/v2/|colab\.research\.google\.com/github/", a["href"])]
+        assert not launch, f"{docname}: the student page opens the full notebooks: {launch}"
+    assert solutions > 0, "the full site has no solutions to leave out: nothing was checked"
+
+
+def _solution_only_names() -> set[str]:
+    """snake_case names (code identifiers: Sphinx indexes them whole, lower-cased) that the
+    full site uses in its solutions and nowhere else."""
+    snake = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b")
+    inside, outside = set(), set()
+    for docname in toc_docnames():
+        page = BeautifulSoup((HTML / f"{docname}.html").read_text(encoding="utf-8"),
+                             "html.parser")
+        for solution in page.select("div.solution"):
+            inside |= set(snake.findall(solution.get_text(" ").lower()))
+            solution.decompose()
+        outside |= set(snake.findall(page.get_text(" ").lower()))
+    return inside - outside
+
+
+def test_search_index_and_page_sources_hold_no_solution(student: Path) -> None:
+    full_index = (HTML / "searchindex.js").read_text(encoding="utf-8")
+    index = (student / "html" / "searchindex.js").read_text(encoding="utf-8")
+    names = {name for name in _solution_only_names() if f'"{name}"' in full_index}
+    assert names, "no name of the solutions is in the full site's index: nothing was checked"
+    assert not [name for name in names if f'"{name}"' in index], "solutions in the search index"
+    sources = sorted((student / "html" / "_sources").rglob("*.md"))
+    assert sources
+    for path in sources:
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"\{solution(-start|-end)?\}", text), f"{path.name} keeps a solution"
+        if path.stem != "index":
+            assert "{exercise}" in text, f"{path.name} lost its exercises"
+
+
+def _solution_code(notebook: nbformat.NotebookNode) -> list[str]:
+    """Sources of the code cells that a readable notebook places inside a solution."""
+    inside, code = False, []
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":  # the later of the two marks in the cell decides
+            start, end = cell.source.rfind(SOLUTION_MARK), cell.source.rfind(SOLUTION_END)
+            inside = start > end if max(start, end) >= 0 else inside
+        elif inside and cell.source.strip():
+            code.append(cell.source)
+    return code
+
+
+def test_notebooks_lose_the_solutions_and_keep_everything_else(student: Path) -> None:
+    notebooks = sorted((student / "notebooks").glob("*.ipynb"))
+    chapters = [d for d in toc_docnames() if (HTML / "_sources" / f"{d}.ipynb").is_file()]
+    assert [p.stem for p in notebooks] == sorted(Path(d).name for d in chapters)
+    dropped = 0
+    for path in notebooks:
+        full = nbformat.read(HTML / "_sources" / "book" / path.name, as_version=4)
+        edition = nbformat.read(path, as_version=4)
+        markdown = "\n".join(c.source for c in edition.cells if c.cell_type == "markdown")
+        assert SOLUTION_MARK not in markdown and SOLUTION_END not in markdown
+        assert markdown.count("**Exercise") == "\n".join(
+            c.source for c in full.cells if c.cell_type == "markdown").count("**Exercise")
+        solution_code = _solution_code(full)
+        code = [c.source for c in edition.cells if c.cell_type == "code"]
+        assert not set(solution_code) & set(code), f"{path.name}: a solution's code cell kept"
+        others = [c.source for c in full.cells if c.cell_type == "code"
+                  and c.source not in solution_code]
+        assert code == others, f"{path.name}: code outside the solutions changed"
+        assert any(c.get("outputs") for c in edition.cells if c.cell_type == "code")
+        dropped += len(solution_code)
+    assert dropped > 0, "no solution code cells in the full notebooks: nothing was checked"

@@ -1,0 +1,71 @@
+"""Sphinx extension: an exercise's difficulty, written into its title.
+
+The convention (the chapters follow it; ``tests/test_exercises_convention.py`` checks it): every
+exercise has a short title, the directive's argument, and one difficulty class out of three:
+
+    :::{exercise} Path length of a stack of convolutions
+    :label: ch1-ex-conv-path
+    :class: difficulty-2
+
+    ...
+    :::
+
+- ``difficulty-1``, *warm-up*: checks the chapter's idea by hand or in a line or two (minutes);
+- ``difficulty-2``, *practice*: writes or changes a piece of code, usually with a checker from
+  ``transformer_course.exercises`` (a quarter of an hour);
+- ``difficulty-3``, *challenge*: changes an experiment, runs it, and argues from the result.
+
+The site shows "Exercise 7.2 (Title) ★★☆ practice": the stars are hidden from screen readers,
+which read "difficulty 2 of 3, practice" instead. The readable notebooks write the same
+(``readable_notebook.py``), and the PDF prints it.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from typing import Any
+
+from docutils import nodes
+from sphinx.application import Sphinx
+from sphinx.transforms.post_transforms import SphinxPostTransform
+from sphinx_exercise.nodes import exercise_enumerable_node, exercise_node
+
+LEVELS = {1: "warm-up", 2: "practice", 3: "challenge"}
+CLASS = re.compile(r"^difficulty-(?P<level>\d+)$")
+
+
+def difficulty(classes: list[str]) -> int | None:
+    """The difficulty an exercise's classes give (1 to 3), or None when they give none."""
+    levels = [int(m["level"]) for c in classes if (m := CLASS.match(c))]
+    return levels[0] if levels and levels[0] in LEVELS else None
+
+
+def difficulty_markup(level: int) -> str:
+    """The HTML shown after an exercise's title for ``level``."""
+    stars = "★" * level + "☆" * (len(LEVELS) - level)
+    word = LEVELS[level]
+    return (f'<span class="exercise-difficulty difficulty-{level}">'
+            f'<span class="difficulty-stars" aria-hidden="true">{stars}</span> '
+            f'<span class="visually-hidden">difficulty {level} of {len(LEVELS)}, </span>'
+            f"{html.escape(word)}</span>")
+
+
+class ShowDifficulty(SphinxPostTransform):
+    """Append an exercise's difficulty to its title, once sphinx-exercise has resolved it."""
+
+    default_priority = 21  # after sphinx-exercise's ResolveTitlesInExercises (20)
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        for node in self.document.findall(
+                lambda n: isinstance(n, (exercise_node, exercise_enumerable_node))):
+            level = difficulty(node.get("classes", []))
+            if level is not None and node.children and isinstance(node[0], nodes.title):
+                node[0] += nodes.raw("", difficulty_markup(level), format="html")
+
+
+def setup(app: Sphinx) -> dict[str, Any]:
+    """Register the post-transform."""
+    app.add_post_transform(ShowDifficulty)
+    return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
