@@ -103,29 +103,17 @@ def test_landing_page_gives_each_chapter_its_reading_and_run_time() -> None:
 
 def test_main_path_words_leave_out_code_math_and_the_lab_notes() -> None:
     from chapter_facts import main_path_words
-    from docutils.core import publish_doctree
+    from docutils import nodes
+    from docutils.utils import new_document
 
-    page = """
-Title
-=====
+    def section(ident: str, title: str, *body: nodes.Node) -> nodes.section:
+        return nodes.section("", nodes.title(text=title), *body, ids=[ident])
 
-One two three.
-
-.. code-block:: python
-
-   not counted at all
-
-.. math:: x = y + z
-
-Main path
----------
-
-Four five.
-
-Lab notes
----------
-
-Six seven eight nine ten.
-"""
-    doctree = publish_doctree(page, settings_overrides={"report_level": 5})
+    doctree = new_document("page")
+    doctree += section("page", "Title", nodes.paragraph(text="One two three."),
+                       nodes.literal_block(text="not counted at all"),
+                       nodes.math_block(text="x = y + z"),
+                       section("main-path", "Main path", nodes.paragraph(text="Four five.")),
+                       section("ch9-lab-notes", "Lab notes",
+                               nodes.paragraph(text="Six seven eight nine ten.")))
     assert main_path_words(doctree) == len("Title One two three. Main path Four five.".split())

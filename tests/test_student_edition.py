@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
 from bs4 import BeautifulSoup
@@ -99,12 +100,14 @@ def test_search_index_and_page_sources_hold_no_solution(student: Path) -> None:
             assert "{exercise}" in text, f"{path.name} lost its exercises"
 
 
-def _solution_code(notebook: nbformat.NotebookNode) -> list[str]:
-    """Sources of the code cells that a readable notebook places inside a solution."""
+def _solution_code(chapter: Path) -> list[str]:
+    """Sources of the code cells a chapter's MyST source places inside a gated solution (between
+    ``{solution-start}`` and ``{solution-end}``: only those hold code cells)."""
     inside, code = False, []
-    for cell in notebook.cells:
+    for cell in jupytext.read(chapter).cells:
         if cell.cell_type == "markdown":  # the later of the two marks in the cell decides
-            start, end = cell.source.rfind(SOLUTION_MARK), cell.source.rfind(SOLUTION_END)
+            start = cell.source.rfind("{solution-start}")
+            end = cell.source.rfind("{solution-end}")
             inside = start > end if max(start, end) >= 0 else inside
         elif inside and cell.source.strip():
             code.append(cell.source)
@@ -123,7 +126,7 @@ def test_notebooks_lose_the_solutions_and_keep_everything_else(student: Path) ->
         assert SOLUTION_MARK not in markdown and SOLUTION_END not in markdown
         assert markdown.count("**Exercise") == "\n".join(
             c.source for c in full.cells if c.cell_type == "markdown").count("**Exercise")
-        solution_code = _solution_code(full)
+        solution_code = _solution_code(REPO / "book" / f"{path.stem}.md")
         code = [c.source for c in edition.cells if c.cell_type == "code"]
         assert not set(solution_code) & set(code), f"{path.name}: a solution's code cell kept"
         others = [c.source for c in full.cells if c.cell_type == "code"

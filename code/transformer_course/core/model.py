@@ -158,28 +158,37 @@ class EncoderLayer(nn.Module):
 
 
 class DecoderLayer(nn.Module):
-    """Masked self-attention, cross-attention to the memory, feed-forward; each a Residual
-    (arguments as for :class:`EncoderLayer`)."""
+    """Masked self-attention, cross-attention to the memory, feed-forward;
+    each a Residual (arguments as for :class:`EncoderLayer`)."""
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0,
-                 norm_first: bool = False, eps: float = 1e-5, scaled: bool = True) -> None:
+    def __init__(self, d_model: int, num_heads: int, d_ff: int,
+                 dropout: float = 0.0, norm_first: bool = False,
+                 eps: float = 1e-5, scaled: bool = True) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(d_model, num_heads, scaled=scaled)
-        self.cross_attn = MultiHeadAttention(d_model, num_heads, scaled=scaled)
+        self.self_attn = MultiHeadAttention(
+            d_model, num_heads, scaled=scaled)
+        self.cross_attn = MultiHeadAttention(
+            d_model, num_heads, scaled=scaled)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
-        self.sublayers = nn.ModuleList(Residual(d_model, dropout, norm_first, eps)
-                                       for _ in range(3))
+        self.sublayers = nn.ModuleList(
+            Residual(d_model, dropout, norm_first, eps) for _ in range(3))
 
     def forward(self, y: torch.Tensor, memory: torch.Tensor,
-                src_mask: torch.Tensor | None = None, tgt_mask: torch.Tensor | None = None,
-                cache: tuple[KVCache, KVCache] | None = None) -> torch.Tensor:
-        """y: (B, T, d_model); memory: (B, S, d_model); src_mask: (B, 1 or T, S);
-        tgt_mask: (1 or B, T, T_past + T); cache: the (self, cross) keys and values of the
-        T_past positions decoded before y's (see :class:`DecoderCache`), or None (T_past = 0)."""
+                src_mask: torch.Tensor | None = None,
+                tgt_mask: torch.Tensor | None = None,
+                cache: tuple[KVCache, KVCache] | None = None,
+                ) -> torch.Tensor:
+        """y: (B, T, d_model); memory: (B, S, d_model);
+        src_mask: (B, 1 or T, S);
+        tgt_mask: (1 or B, T, T_past + T); cache: the (self, cross) keys and
+        values of the T_past positions decoded before y's
+        (see :class:`DecoderCache`), or None (T_past = 0)."""
         masked_self, cross, feed_forward = self.sublayers
         self_cache, cross_cache = cache or (None, None)
-        y = masked_self(y, lambda y: self.self_attn(y, y, y, tgt_mask, cache=self_cache)[0])
-        y = cross(y, lambda y: self.cross_attn(y, memory, memory, src_mask, cache=cross_cache)[0])
+        y = masked_self(y, lambda y: self.self_attn(
+            y, y, y, tgt_mask, cache=self_cache)[0])
+        y = cross(y, lambda y: self.cross_attn(
+            y, memory, memory, src_mask, cache=cross_cache)[0])
         return feed_forward(y, self.feed_forward)
 
 

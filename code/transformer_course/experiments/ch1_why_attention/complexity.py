@@ -230,7 +230,8 @@ def format_table1(counted: pd.DataFrame, config: Table1Config = Table1Config()) 
     """The counted table beside the paper's asymptotic entries, as strings for display.
 
     One row per layer kind, as in the paper; each cell gives the paper's entry, then the count
-    (FLOPs in millions; operations that must run one after another at n and 2n; the path length at n).
+    (FLOPs in millions; operations that must run one after another at n and 2n; the path length
+    at n).
     """
     n = config.n
     rows = {}
