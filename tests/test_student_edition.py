@@ -2,7 +2,7 @@
 search index, its page sources and its notebooks, while the full site keeps them.
 
 The edition is built once for this module by ``tools/build_edition.py student`` into
-``_build/student``, from the full site's execution cache (so after `make book`; about 15 s on an
+``_build/student``, from the full site's execution cache (so after `make book`; about 10 s on an
 idle 2-core machine, none when the site has not changed since the last student build).
 """
 
