@@ -35,14 +35,6 @@ def looks_like_a_file_name(alt: str) -> bool:
                                                   and PurePosixPath(alt).suffix != "")
 
 
-def test_file_name_detection() -> None:
-    assert looks_like_a_file_name("../_images/c7a70f3fefc4e763b4b2.png")
-    assert looks_like_a_file_name("c7a70f3fefc4e763b4b2c4866fd98383")
-    assert looks_like_a_file_name("heatmap.svg")
-    assert not looks_like_a_file_name("Heat map of the sinusoidal encoding: 100 positions "
-                                      "down, 128 dimensions across.")
-
-
 @pytest.mark.parametrize("docname", DOCNAMES)
 def test_every_figure_has_alt_text_that_describes_it(built_site: None, docname: str) -> None:
     """Every image in the page's content has alt text, and it is not a file name or hash

@@ -2,12 +2,13 @@
 search index, its page sources and its notebooks, while the full site keeps them.
 
 The edition is built once for this module by ``tools/build_edition.py student`` into
-``_build/student``, from the full site's execution cache (so after `make book`; about 15 s on an
+``_build/student``, from the full site's execution cache (so after `make book`; about 10 s on an
 idle 2-core machine, none when the site has not changed since the last student build).
 """
 
 from __future__ import annotations
 
+import ast
 import re
 import subprocess
 import sys
@@ -17,6 +18,7 @@ import jupytext
 import nbformat
 import pytest
 from bs4 import BeautifulSoup
+from IPython.core.inputtransformer2 import TransformerManager
 from site_utils import BUILD, HTML, REPO, parse_html, toc_docnames
 
 pytestmark = [pytest.mark.site, pytest.mark.build, pytest.mark.usefixtures("built_site")]
@@ -135,3 +137,34 @@ def test_notebooks_lose_the_solutions_and_keep_everything_else(student: Path) ->
         assert any(c.get("outputs") for c in edition.cells if c.cell_type == "code")
         dropped += len(solution_code)
     assert dropped > 0, "no solution code cells in the full notebooks: nothing was checked"
+
+
+def _names(source: str) -> tuple[set[str], set[str]]:
+    """The names a code cell binds and the names it reads."""
+    tree = ast.parse(TransformerManager().transform_cell(source))  # magics as Python
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)
+             and isinstance(n.ctx, ast.Store)}
+    bound |= {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    bound |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+              if isinstance(n, ast.Import | ast.ImportFrom) for a in n.names}
+    read = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    return bound, read
+
+
+def test_the_notebooks_run_without_what_the_solutions_defined(student: Path) -> None:
+    """A student's notebook never reads a name that only a (removed) solution cell bound."""
+    for path in sorted((student / "notebooks").glob("*.ipynb")):
+        full = nbformat.read(HTML / "_sources" / "book" / path.name, as_version=4)
+        solution_code = set(_solution_code(full))
+        only_solutions: set[str] = set()
+        for cell in full.cells:
+            if cell.cell_type != "code":
+                continue
+            bound, read = _names(cell.source)
+            if cell.source in solution_code:
+                only_solutions |= bound
+                continue
+            missing = (read & only_solutions) - bound
+            assert not missing, f"{path.name}: a cell reads {sorted(missing)}, which only a " \
+                                f"solution defines:\n{cell.source[:300]}"
+            only_solutions -= bound

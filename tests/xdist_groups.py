@@ -16,10 +16,11 @@ import pytest
 # included: each `make book BOOK=<tmp>` has its own _build, cache and stamps, so they may run side
 # by side. (What they do share, the .venv and its .installed stamp, `make test` brings up to date
 # before pytest starts, so none of them reinstalls anything.)
-# The PDF (test_pdf.py) is printed by Chromium, so it joins the browser group; the student edition
-# is built once into _build/student by its module, so its tests stay on one worker.
-SERIAL_GROUPS = {"browser": ("test_browser.py", "test_binder.py", "test_pdf.py"),
-                 "student": ("test_student_edition.py",)}
+# The editions are built once per module (into _build/student and _build/pdf), so each module's
+# tests stay on one worker; the PDF's group runs beside the browser group (its Chromium prints for
+# a few seconds, with no timeout short enough to starve).
+SERIAL_GROUPS = {"browser": ("test_browser.py", "test_binder.py"),
+                 "student": ("test_student_edition.py",), "pdf": ("test_pdf.py",)}
 
 
 def xdist_group(nodeid: str) -> str | None:
