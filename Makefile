@@ -12,6 +12,11 @@ BIN := $(VENV)/bin
 INSTALLED := $(VENV)/.installed
 LAB_INSTALLED := $(if $(INSTALLED),$(VENV)/.installed-lab)
 DEV_INSTALLED := $(if $(INSTALLED),$(VENV)/.installed-dev)
+# pip retries an unreachable index five times per package, with back-off: offline, the PyTorch CPU
+# index named in requirements.txt then costs many minutes. One try is enough on a good network;
+# PIP_RETRIES=5 for a flaky one.
+PIP_RETRIES ?= 0
+PIP_INSTALL = $(BIN)/python -m pip install --quiet --retries $(PIP_RETRIES)
 # The folder holding _config.yml and _toc.yml (tests point this at throwaway books).
 BOOK ?= .
 # What a chapter's execution depends on besides its own cells (tools/build_book.py): folders of
@@ -41,16 +46,16 @@ $(INSTALLED): requirements.txt pyproject.toml
 	    "pyenv or uv), then run make again with PYTHON set to it, e.g. make book PYTHON=python3.12" >&2; \
 	  exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet -r requirements.txt
+	$(PIP_INSTALL) -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	@touch $@
 
 $(LAB_INSTALLED): binder/requirements.txt $(INSTALLED)
-	$(BIN)/python -m pip install --quiet -r binder/requirements.txt
+	$(PIP_INSTALL) -r binder/requirements.txt
 	@touch $@
 
 $(DEV_INSTALLED): requirements-dev.txt $(LAB_INSTALLED)
-	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	$(PIP_INSTALL) -r requirements-dev.txt
 	@touch $@
 
 # tools/build_book.py re-executes, in parallel, the chapters whose cells or imported code changed,
