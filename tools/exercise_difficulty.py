@@ -1,6 +1,6 @@
 """Sphinx extension: an exercise's difficulty, written into its title.
 
-The convention (the chapters follow it; ``tests/test_exercises_convention.py`` checks it): every
+The convention (the chapters follow it; ``tests/test_exercises_form.py`` checks it): every
 exercise has a short title, the directive's argument, and one difficulty class out of three:
 
     :::{exercise} Path length of a stack of convolutions
@@ -13,7 +13,8 @@ exercise has a short title, the directive's argument, and one difficulty class o
 - ``difficulty-1``, *warm-up*: checks the chapter's idea by hand or in a line or two (minutes);
 - ``difficulty-2``, *practice*: writes or changes a piece of code, usually with a checker from
   ``transformer_course.exercises`` (a quarter of an hour);
-- ``difficulty-3``, *challenge*: changes an experiment, runs it, and argues from the result.
+- ``difficulty-3``, *challenge*: a new or changed experiment, or a derivation, argued from its
+  result.
 
 The site shows "Exercise 7.2 (Title) ★★☆ practice": the stars are hidden from screen readers,
 which read "difficulty 2 of 3, practice" instead. The readable notebooks write the same
