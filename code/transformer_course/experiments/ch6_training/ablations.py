@@ -23,10 +23,10 @@ from torch import nn
 
 from transformer_course.core.batching import EOS_ID, PAD_ID, Batch, make_batch
 from transformer_course.core.model import TransformerConfig
-from transformer_course.core.training import TrainConfig, TrainResult, evaluate, evaluate_decoding
+from transformer_course.core.training import TrainConfig, TrainResult, evaluate
 from transformer_course.paper import TABLE3, Table3Row
 
-from .task_training import train_on_task
+from .task_training import decode_and_score, train_on_task
 from .tasks import TaskConfig, TaskData
 
 
@@ -80,7 +80,7 @@ def ablation_row(variant: str, seed: int, model: nn.Module, result: TrainResult,
     """
     if batch is None:
         batch = make_batch(held_out.src, held_out.tgt)
-    decoded, outputs = evaluate_decoding(model, batch)
+    decoded, outputs = decode_and_score(model, batch)  # outputs capped by the sources
     row: dict[str, Any] = {
         "variant": variant,
         "seed": seed,

@@ -37,7 +37,7 @@ def accuracy_by_length(outputs: torch.Tensor, data: TaskData) -> pd.DataFrame:
 
     Args:
         outputs: (n, L') decoded ids in the decoders' format (BOS first, EOS, then padding),
-            e.g. from ``core.training.evaluate_decoding``.
+            e.g. from ``task_training.decode_and_score``.
         data: the n pairs decoded.
 
     Returns:
