@@ -65,7 +65,7 @@ def plot_layer_norm(before: pd.Series, after: pd.Series) -> Figure:
     fig, axes = plt.subplots(1, 2, figsize=(7.6, 2.8), sharey=True)
     for ax, values, title in ((axes[0], before, "before LayerNorm"),
                               (axes[1], after, "after LayerNorm")):
-        mean, std = float(values.mean()), float(values.std(ddof=0))
+        mean, std = round(float(values.mean()), 6) + 0.0, float(values.std(ddof=0))  # no "-0.00"
         ax.bar(range(len(values)), values, color="C0", width=0.8)
         ax.axhline(mean, color="C3", lw=1.2, label="mean")
         for sign in (-1, 1):
