@@ -18,3 +18,24 @@ def test_depth_profile_one_line_per_norm():
     fig = plots.plot_depth_profile(table, "grad", "gradient norm")
     assert [len(ax.lines) for ax in fig.axes] == [2, 2]
     assert [ax.get_title() for ax in fig.axes] == ["encoder", "decoder"]
+
+
+def test_residual_gradients_one_line_per_residual_setting():
+    table = pd.DataFrame({"norm": ["post-norm"] * 4 + ["pre-norm"] * 4,
+                          "residual": ["with", "with", "without", "without"] * 2,
+                          "layer": [1, 2] * 4,
+                          "gradient norm": [1.0, 2.0, 0.1, 3.0, 4.0, 2.0, 0.2, 1.0]})
+    fig = plots.plot_residual_gradients(table)
+    assert [ax.get_title() for ax in fig.axes] == ["post-norm", "pre-norm"]
+    without = fig.axes[0].lines[1]
+    assert list(without.get_ydata()) == [0.1, 3.0]
+
+
+def test_layer_norm_panels_report_each_vectors_statistics():
+    before = pd.Series([1.0, 3.0, 5.0, 7.0])  # mean 4, std sqrt(5)
+    after = (before - 4.0) / 5.0 ** 0.5
+    fig = plots.plot_layer_norm(before, after)
+    titles = [ax.get_title() for ax in fig.axes]
+    assert "mean 4.00" in titles[0] and "std 2.24" in titles[0]
+    assert "mean 0.00" in titles[1] and "std 1.00" in titles[1]
+    assert len(fig.axes[0].patches) == 4  # one bar per feature
