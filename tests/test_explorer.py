@@ -272,6 +272,69 @@ def test_translator_translates_in_the_page_as_python_does(page: Page, tmp_path: 
     assert not problems.console_errors and not problems.offsite_requests
 
 
+def test_trained_input_accepts_exactly_the_training_language(page: Page) -> None:
+    """trainedInput, for a model trained on 1..999,999 as num2words writes them: every such
+    number, in digits or words, passes as num2words' words; anything else is refused."""
+    _library_page(page)
+    numbers = [1, 7, 13, 45, 97, 100, 115, 1000, 1234, 13000, 100001, 512345, 999999]
+    numbers += torch.randint(1, 1_000_000, (200,), generator=torch.Generator()
+                             .manual_seed(1)).tolist()
+    typed = [*(str(n) for n in numbers), *(f"{n:,}" for n in numbers),
+             *(num2words(n, lang="en") for n in numbers), " Forty-Five "]
+    got = page.evaluate("ts => ts.map(t => AttentionExplorer.trainedInput(t, 1, 999999))", typed)
+    want = [num2words(n, lang="en") for n in numbers] * 3 + ["forty-five"]
+    assert [g.get("words") for g in got] == want
+    refused = {"zero": "range", "0": "range", "1000000": "range", "1,000,000": "range",
+               "one million": "unknown", "forty-two zebras": "unknown", "12.5": "unknown",
+               "forty five": "form", "five five": "form", "": "empty",
+               "one thousand two hundred thirty-four": "form"}
+    got = page.evaluate("ts => ts.map(t => AttentionExplorer.trainedInput(t, 1, 999999))",
+                        list(refused))
+    assert [g.get("refused") for g in got] == list(refused.values())
+    assert all("999,999" in g["message"] and "words" not in g for g in got)
+    # a form the model never saw is answered with the form it did see
+    assert "forty-five" in got[list(refused).index("forty five")]["message"]
+
+
+def test_translator_refuses_what_its_model_was_not_trained_on(page: Page, tmp_path: Path,
+                                                              ) -> None:
+    """With ``numbers``, the page translates the training language as Python does and, for
+    an input outside it, shows a message and no translation or attention."""
+    vocab = {w: i + 3 for i, w in enumerate(ENGLISH)}
+    model = small_model(7, src_vocab=len(vocab) + 3, share_embeddings=False)
+    payload = export_model(model)
+    targets = ["<pad>", "<s>", "</s>"] + [f"t{i}" for i in range(3, 17)]
+    markup = translator(payload, vocab, targets, pattern="[^\\s,-]+",
+                        examples=[45, "forty five"], max_len=10, numbers=(1, 999_999))
+    _viewer_page(page, tmp_path, markup._repr_html_(), via_file=False)
+    inner = page.locator(".ae-translator")
+    translated = inner.get_attribute("data-tokens")
+    assert translated and inner.get_attribute("data-refused") is None
+    page.click(".ae-examples button:has-text('forty five')")
+    assert inner.get_attribute("data-refused") == "form"
+    assert inner.get_attribute("data-tokens") is None
+    assert "forty-five" in page.locator(".ae-output").inner_text()
+    assert page.locator(".ae-translator .ae-map").count() == 0
+    for text in ("zero", "1000000", "one million"):
+        page.fill(".ae-translator input", text)
+        page.keyboard.press("Enter")
+        assert inner.get_attribute("data-refused") in {"range", "unknown"}, text
+        assert "999,999" in page.locator(".ae-output").inner_text()
+    page.fill(".ae-translator input", "forty-five")
+    page.keyboard.press("Enter")
+    assert inner.get_attribute("data-tokens") == translated
+    assert inner.get_attribute("data-refused") is None
+    problems: PageProblems = page.problems
+    assert not problems.console_errors and not problems.offsite_requests
+
+
+def test_translator_numbers_are_checked() -> None:
+    payload = export_model(small_model(0))
+    for bad in [(0, 1_000_000), (5, 1), (1.0, 10)]:
+        with pytest.raises(ValueError, match="numbers"):
+            translator(payload, {}, [], pattern=".", examples=[1], max_len=5, numbers=bad)
+
+
 # --- The viewers on the built site ------------------------------------------------------------
 
 

@@ -353,6 +353,64 @@
   }
 
 
+  /** The number that English words name, read loosely: hyphens, commas and "and" are ignored,
+   *  so that "forty five" and "forty-five" both give 45. unknown: the words that are not number
+   *  words (then value is null). */
+  function readEnglish(text) {
+    const words = text.toLowerCase().split(/[\s,-]+/).filter(Boolean);
+    const unknown = [];
+    let total = 0, current = 0;
+    for (const word of words) {
+      if (word === "and") continue;
+      if (ONES.includes(word)) current += ONES.indexOf(word);
+      else if (TENS.indexOf(word) > 1) current += 10 * TENS.indexOf(word);
+      else if (word === "hundred") current *= 100;
+      else if (word === "thousand") { total += current * 1000; current = 0; }
+      else unknown.push(word);
+    }
+    return {value: unknown.length || !words.length ? null : total + current, unknown,
+            loose: words.filter(w => w !== "and").join(" ")};
+  }
+
+  /** What the live translator makes of typed text when its model was trained on the English
+   *  numbers low..high as num2words writes them: {words} to translate, or {refused: kind,
+   *  message} (kind: "empty", "unknown", "range" or "form") saying why not. */
+  function trainedInput(text, low, high) {
+    const typed = text.trim().toLowerCase().replace(/\s+/g, " ");
+    const range = low.toLocaleString("en-US") + " to " + high.toLocaleString("en-US");
+    const trained = " The model was trained only on English numbers from " + range +
+      ", in digits or written out as its training sentences write them (\"forty-five\", " +
+      "\"one thousand, two hundred and thirty-four\"); it would answer anything else with a " +
+      "confident guess, so it is not asked.";
+    if (!typed) return {refused: "empty", message: "Type a number." + trained};
+    let n;
+    if (/^\d+$|^\d{1,3}(,\d{3})+$/.test(typed)) {
+      n = Number(typed.replace(/,/g, ""));
+    } else {
+      const read = readEnglish(typed);
+      if (read.unknown.length || /[^a-z ,-]/.test(typed)) {
+        const odd = read.unknown.length ? read.unknown : typed.match(/[^a-z ,-]+/g);
+        return {refused: "unknown", message: "\u201c" + odd.join("\u201d, \u201c") +
+                "\u201d never appears in the training sentences." + trained};
+      }
+      n = read.value;
+      if (n >= low && n <= high && englishNumber(n) !== typed) {
+        const same = readEnglish(englishNumber(n)).loose === read.loose;
+        return {refused: "form", message: same
+          ? "The training sentences write this number \u201c" + englishNumber(n) +
+            "\u201d, never \u201c" + typed + "\u201d." + trained
+          : "\u201c" + typed + "\u201d is not a number as the training sentences write one." +
+            trained};
+      }
+    }
+    if (!(n >= low && n <= high)) {
+      return {refused: "range", message: (n > 999999 ? "That number" : "\u201c" + typed +
+              "\u201d") + " is outside the numbers the model was trained on." + trained};
+    }
+    return {words: englishNumber(n)};
+  }
+
+
   // --------------------------------------------------------------------------- the viewer
   // A perceptually ordered colour scale (viridis, sampled), from 0 (dark) to 1 (yellow).
   const VIRIDIS = [[68, 1, 84], [72, 40, 120], [62, 74, 137], [49, 104, 142], [38, 130, 142],
@@ -506,8 +564,11 @@
     const model = new Transformer(spec.payload);
     root.classList.add("ae-translator");
     root.innerHTML = "";
+    const range = spec.source.numbers ? spec.source.numbers.map(n => n.toLocaleString("en-US"))
+                                      : ["0", "999,999"];
     const input = element("input", {type: "text", value: String(spec.examples[0]),
-      "aria-label": "an English number, in digits (0 to 999999) or in words",
+      "aria-label": "an English number from " + range[0] + " to " + range[1] +
+                    ", in digits or in words",
       size: "44", onkeydown: event => { if (event.key === "Enter") run(); }});
     const examples = element("span", {class: "ae-examples"}, spec.examples.map(n =>
       element("button", {type: "button", text: String(n),
@@ -523,8 +584,19 @@
     let viewer = null;
 
     function sourceIds(text) {
-      const trimmed = text.trim();
-      const words = /^\d+$/.test(trimmed) ? englishNumber(Number(trimmed)) : trimmed;
+      let words;
+      if (spec.source.numbers) {  // refuse what the model was not trained on
+        const checked = trainedInput(text, spec.source.numbers[0], spec.source.numbers[1]);
+        if (checked.refused) {
+          const error = new Error(checked.message);
+          error.refused = checked.refused;
+          throw error;
+        }
+        words = checked.words;
+      } else {
+        const trimmed = text.trim();
+        words = /^\d+$/.test(trimmed) ? englishNumber(Number(trimmed)) : trimmed;
+      }
       const pieces = words.toLowerCase().match(new RegExp(spec.source.pattern, "g")) || [];
       const unknown = pieces.filter(p => !(p in spec.source.vocab));
       if (unknown.length) throw new Error("not in the vocabulary: " + unknown.join(", "));
@@ -540,8 +612,16 @@
         source = sourceIds(input.value);
       } catch (error) {
         output.textContent = error.message;
+        output.classList.add("ae-refusal");
+        root.dataset.refused = error.refused || "vocabulary";
+        delete root.dataset.translation;
+        delete root.dataset.tokens;
+        viewerRoot.innerHTML = "";
+        viewer = null;
         return null;
       }
+      output.classList.remove("ae-refusal");
+      delete root.dataset.refused;
       const t0 = performance.now();
       const result = model.greedy(source.ids, spec.maxLen);
       const seconds = (performance.now() - t0) / 1000;
@@ -583,8 +663,8 @@
   }
 
   window.AttentionExplorer = {
-    Transformer, loadTensors, englishNumber, sinusoidalEncoding, halfToFloat, halves, colour,
-    textColour,
+    Transformer, loadTensors, englishNumber, trainedInput, sinusoidalEncoding, halfToFloat,
+    halves, colour, textColour,
     mountViewer, mountTranslator, mountAll,
   };
 })();

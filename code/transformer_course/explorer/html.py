@@ -94,9 +94,10 @@ def attention_viewer(maps: Sequence[tuple[str, torch.Tensor | np.ndarray]],
 
 
 def translator(payload: dict[str, Any], source_vocab: dict[str, int], target_tokens: Sequence[str],
-               *, pattern: str, examples: Sequence[int], max_len: int, wrap_source: bool = True,
-               join: str = "", fallback: str = "",
-               checks: Sequence[tuple[int, Sequence[int]]] = ()) -> ExplorerHTML:
+               *, pattern: str, examples: Sequence[int | str], max_len: int,
+               wrap_source: bool = True, join: str = "", fallback: str = "",
+               checks: Sequence[tuple[int, Sequence[int]]] = (),
+               numbers: tuple[int, int] | None = None) -> ExplorerHTML:
     """The live translator: an input box, the model's greedy translation computed in the page,
     and its cross-attention in the viewer.
 
@@ -105,17 +106,31 @@ def translator(payload: dict[str, Any], source_vocab: dict[str, int], target_tok
         source_vocab: English piece -> id. target_tokens: id -> German piece ("</s>" for EOS).
         pattern: a JavaScript regular expression; its matches in the lower-cased English text,
             in order, are the pieces of ``source_vocab``.
-        examples: numbers offered as buttons; the first is translated when the page loads.
+        examples: inputs offered as buttons (numbers, or text such as a form the model refuses);
+            the first is translated when the page loads.
         max_len: longest output, BOS included. wrap_source: put the source between BOS and EOS.
         join: how the output pieces are joined ("" for German compounds).
         fallback: HTML shown where JavaScript is off.
         checks: (number, token ids) pairs that Python's greedy decoding gave for the exported
             model; stored in the page, so that the site tests can type each number and compare.
+        numbers: (low, high), the integers the model was trained on, written in English words as
+            ``num2words`` writes them. With it the page translates only those: digits in the
+            range (written out first) and their exact English words; for anything else (a word
+            the training sentences never use, a number out of range, "forty five" for
+            "forty-five") it shows a message saying what the model was trained on instead of a
+            translation. None: every input whose pieces are in ``source_vocab`` is translated.
     """
+    if numbers is not None:
+        if (len(numbers) != 2 or not all(isinstance(n, int) for n in numbers)
+                or not 0 <= numbers[0] <= numbers[1] <= 999_999):
+            raise ValueError(f"numbers must be (low, high) with 0 <= low <= high <= 999999; "
+                             f"got {numbers!r}")
     config = payload["config"]
-    data = {"payload": payload, "maxLen": max_len, "examples": [int(n) for n in examples],
+    data = {"payload": payload, "maxLen": max_len,
+            "examples": [n if isinstance(n, str) else int(n) for n in examples],
             "source": {"vocab": dict(source_vocab), "pattern": pattern, "wrap": wrap_source,
-                       "bos": config["bos_id"], "eos": config["eos_id"]},
+                       "bos": config["bos_id"], "eos": config["eos_id"],
+                       "numbers": None if numbers is None else [int(n) for n in numbers]},
             "target": {"tokens": list(target_tokens), "join": join},
             "checks": [{"number": int(n), "tokens": [int(t) for t in tokens]}
                        for n, tokens in checks]}
