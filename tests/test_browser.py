@@ -10,14 +10,11 @@ go to _build/screenshots/. Each page is opened once; its three tests read what t
 
 from __future__ import annotations
 
-import functools
 import os
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -26,10 +23,10 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from print_pdf import HOST, serve  # tools/ is on sys.path (site_utils)
 from site_utils import HTML, REPO, SCREENSHOTS, toc_docnames
 
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("built_site")]
-HOST = "127.0.0.1"
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 MATH_TIMEOUT_MS = 30_000  # MathJax typesets after the load event
@@ -76,24 +73,11 @@ def chromium_path() -> str:
     return path
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
-        pass
-
-
 @pytest.fixture(scope="module")
 def site_url() -> Iterator[str]:
     """The built site served over HTTP on 127.0.0.1 (an ephemeral port) while the tests run."""
-    handler = functools.partial(_QuietHandler, directory=str(HTML))
-    server = ThreadingHTTPServer((HOST, 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://{HOST}:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=10)
+    with serve(HTML) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
