@@ -125,9 +125,11 @@ def site_facts(app: Sphinx, page: str, notebook: nbformat.NotebookNode) -> SiteF
                  if k in ("pyobject", "start-at", "start-after", "end-before", "lines", "dedent")}
         return LiteralIncludeReader(str(source), typed, app.config).read()[0]
 
-    summary = chapter_summary(app, page, env.get_and_resolve_doctree(page, app.builder))
-    costs = {}
-    if any("{chapter-cost}" in cell.source for cell in notebook.cells):
+    markdown = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
+    summary, costs = "", {}
+    if "{chapter-facts}" in markdown:  # each resolves whole doctrees: only where a page asks
+        summary = chapter_summary(app, page, env.get_and_resolve_doctree(page, app.builder))
+    if "{chapter-cost}" in markdown:
         costs = {docname: chapter_cost(app, docname) for docname in env.found_docs
                  if run_seconds(app, docname) is not None}
     return SiteFacts(numbers, titles, _glued(notebook), page, read_include, summary, costs)
