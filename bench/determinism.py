@@ -21,15 +21,32 @@ def _glue_name(output: dict[str, Any]) -> str | None:
     return ((output.get("metadata") or {}).get("scrapbook") or {}).get("name")
 
 
+def _joined_streams(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Consecutive outputs of one stream joined into one: where the kernel's flushes split the
+    printed text (one build may hold a line as two stream outputs) is not a difference."""
+    joined: list[dict[str, Any]] = []
+    for output in outputs:
+        if output.get("output_type") != "stream":
+            joined.append(output)
+            continue
+        output = {**output, "text": _text(output.get("text", ""))}
+        previous = joined[-1] if joined else {}
+        if previous.get("output_type") == "stream" and previous.get("name") == output["name"]:
+            joined[-1] = {**previous, "text": previous["text"] + output["text"]}
+        else:
+            joined.append(output)
+    return joined
+
+
 def comparable_cells(notebook: dict[str, Any]) -> tuple[list[dict[str, Any]], int]:
-    """The code cells' sources, execution counts and outputs, timed glue masked; and how many
-    outputs were masked."""
+    """The code cells' sources, execution counts and outputs (streams joined, timed glue masked);
+    and how many outputs were masked."""
     cells, masked = [], 0
     for cell in notebook.get("cells", []):
         if cell.get("cell_type") != "code":
             continue
         outputs = []
-        for output in cell.get("outputs", []):
+        for output in _joined_streams(cell.get("outputs", [])):
             name = _glue_name(output)
             if name and name.endswith(TIMED_SUFFIX):
                 output, masked = {"glue": name, "data": TIMED}, masked + 1

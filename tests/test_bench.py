@@ -104,6 +104,20 @@ def test_determinism_check_ignores_timings_only(tmp_path):
         "book/01.glue.json: glued values differ: value"]
 
 
+def test_determinism_check_reads_split_printed_text_as_one(tmp_path):
+    def notebook(folder: Path, *texts: str) -> Path:
+        outputs = [{"output_type": "stream", "name": "stdout", "text": t} for t in texts]
+        cells = [{"cell_type": "code", "source": "print()", "execution_count": 1,
+                  "metadata": {}, "outputs": outputs}]
+        (folder / "book").mkdir(parents=True)
+        (folder / "book" / "01.ipynb").write_text(json.dumps({"cells": cells, "metadata": {}}))
+        return folder
+
+    whole = notebook(tmp_path / "a", "one\ntwo\n")
+    assert compare_executed(whole, notebook(tmp_path / "b", "one\n", "two\n"))["differences"] == []
+    assert compare_executed(whole, notebook(tmp_path / "c", "one\n", "tw0\n"))["differences"]
+
+
 def _worker_in_this_process(*args: object) -> dict:
     """bench.attention_bench._run without its fresh process (about 1.8 s each, seven per quick
     run): the same worker code, called here. The process plumbing has a test of its own."""
