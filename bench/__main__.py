@@ -4,6 +4,7 @@
                                      # book serially and in parallel, and runs make test)
     python -m bench --only attention,site
     python -m bench --quick          # tiny sizes; what the smoke test runs
+    python -m bench --only baseline --baseline ../before   # clean builds against an old commit
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from .site_bench import page_weights
 REPO = Path(__file__).resolve().parent.parent
 SECTIONS = ("book", "training", "translation", "decoding", "attention", "site", "explorer",
             "test")
+OPTIONAL_SECTIONS = ("baseline",)  # run only when named in --only
 # a module only chapter 6 imports: the "edit one chapter-specific module" rebuild
 TOUCH_MODULE = (REPO / "code" / "transformer_course" / "experiments" / "ch6_training"
                 / "ablations.py")
@@ -44,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="a chapter-specific module to edit (harmlessly) and rebuild")
     parser.add_argument("--jobs", type=int, default=CORES,
                         help="workers of the parallel builds and of make test (default: cores)")
+    parser.add_argument("--baseline", type=Path,
+                        help="a checkout of an older commit, for the baseline section")
     parser.add_argument("--cache-inputs", default="", help="CACHE_INPUTS for make book")
     parser.add_argument("--repeats", type=int, default=3,
                         help="repeats of the book builds, training seeds and decoding "
@@ -51,9 +55,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=REPO / "_build" / "bench" / "results.json")
     args = parser.parse_args(argv)
     sections = [s.strip() for s in args.only.split(",") if s.strip()]
-    unknown = sorted(set(sections) - set(SECTIONS))
+    known = SECTIONS + OPTIONAL_SECTIONS
+    unknown = sorted(set(sections) - set(known))
     if unknown:
-        parser.error(f"--only: unknown sections {unknown}; choose from {list(SECTIONS)}")
+        parser.error(f"--only: unknown sections {unknown}; choose from {list(known)}")
+    if "baseline" in sections and not (args.baseline and (args.baseline / "Makefile").is_file()):
+        parser.error("the baseline section needs --baseline, a checkout with a Makefile")
     if args.repeats < 1:
         parser.error(f"--repeats must be at least 1; got {args.repeats}")
     if args.jobs < 1:
@@ -91,6 +98,12 @@ def main(argv: list[str] | None = None) -> int:
         results["explorer"] = run_explorer_bench(args.book.resolve() / "_build" / "html",
                                                  quick=args.quick,
                                                  repeats=2 if args.quick else 5)
+    if "baseline" in sections:
+        from .baseline_bench import run_baseline_bench
+
+        results["baseline"] = run_baseline_bench(
+            args.book.resolve(), args.baseline.resolve(), Path(sys.prefix), args.jobs,
+            args.repeats)
     if "test" in sections:  # last: after the book is built, as `make test` finds it in CI
         results["test"] = run_test_bench(REPO, jobs=args.jobs)
 

@@ -122,6 +122,10 @@ def render(results: dict) -> str:
                      + f"\nSerial against parallel build, {d['notebooks']} executed notebooks, "
                        f"{d['outputs']} outputs ({d['timed']} -timed glue values not compared): "
                        + verdict)
+    if results.get("baseline"):
+        from .baseline_bench import render_baseline
+
+        parts.append(render_baseline(results["baseline"]))
     test = results.get("test")
     if test:
         parts.append(f"make test (pytest -n {test['jobs']}): {test['seconds']:.1f} s, exit "

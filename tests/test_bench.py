@@ -208,3 +208,29 @@ def test_quick_decoding_section(tmp_path, capsys):
     assert row.figure == "cache faster at 8 positions"
     assert row.measured == pytest.approx(1 / results["rows"][-1]["uncached_over_cached"])
     assert "KV cache against re-running the prefix" in capsys.readouterr().out
+
+
+def test_baseline_section_alternates_clean_builds_of_both_checkouts(tmp_path, capsys):
+    """Two stand-in checkouts whose `make book` logs its run and one executed chapter: the rounds
+    alternate which is built first, each build starts clean, and the ratio pairs the rounds."""
+    log = tmp_path / "order.log"
+    for name, chapter_s in (("before", 2.0), ("after", 1.0)):
+        checkout = tmp_path / name
+        (checkout / "_build" / "html").mkdir(parents=True)
+        (checkout / "Makefile").write_text(
+            "book:\n"
+            f"\t@test ! -e _build/html || (echo stale build; exit 1)\n"
+            f"\t@echo {name} >> {log}\n"
+            f"\t@mkdir -p _build/html\n"
+            f"\t@echo 'book/a.md: Executed notebook in {chapter_s} seconds [build_book]'\n")
+    out = tmp_path / "results.json"
+    assert main(["--only", "baseline", "--repeats", "2", "--book", str(tmp_path / "after"),
+                 "--baseline", str(tmp_path / "before"), "--out", str(out)]) == 0
+    result = json.loads(out.read_text())["baseline"]
+    assert log.read_text().split() == ["before", "after", "after", "before"]
+    assert result["clean_current"]["repeats"] == result["clean_baseline"]["repeats"] == 2
+    assert result["chapters"] == {"a.md": {"current": 1.0, "baseline": 2.0}}
+    assert result["current_over_baseline"] > 0
+    assert render({"baseline": result}) in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["--only", "baseline", "--out", str(out)])  # no --baseline given
