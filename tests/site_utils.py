@@ -24,8 +24,8 @@ from bs4 import BeautifulSoup
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
+from toc_chapters import numbered_files, toc_files  # noqa: E402
 from toc_chapters import source_path as toc_source_path  # noqa: E402
-from toc_chapters import toc_files  # noqa: E402
 
 from transformer_course.notebook import TIMED_SUFFIX  # noqa: E402
 
@@ -173,8 +173,10 @@ def code_cell_lines(text: str) -> list[CodeLine]:
 
 
 def chapter_numbers() -> dict[str, int]:
-    """The number the table of contents gives each chapter (the root page has none)."""
-    return {docname: number for number, docname in enumerate(toc_docnames()[1:], start=1)}
+    """The number the table of contents gives each chapter: the pages of its numbered part, in
+    order (the root page and the unnumbered back matter, the references, have none)."""
+    return {docname: number
+            for number, docname in enumerate(numbered_files(REPO), start=1)}
 
 
 def count_code_cells(text: str) -> int:
