@@ -9,6 +9,10 @@ the works of one citation) as ``author_year_round``, the name ``_config.yml`` se
 
 :func:`citation_text` writes the same citations as plain text, for the downloaded notebooks
 (``readable_notebook.py``), from the entries :func:`read_bibliography` reads with pybtex.
+
+The references page's entries are a list: docutils marks the list ``role="list"`` and each entry
+``role="doc-biblioentry"``, a role DPUB-ARIA 1.1 deprecated and axe-core does not accept as a
+list's item (a critical violation); :func:`listed_entries` makes each entry a ``listitem``.
 """
 
 from __future__ import annotations
@@ -116,7 +120,23 @@ def bibliography_files(app: Any) -> list[Path]:
     return [Path(app.confdir) / name for name in app.config.bibtex_bibfiles or []]
 
 
+ENTRY_ROLE = 'role="doc-biblioentry"'
+
+
+def listed_entries(body: str) -> str:
+    """A page's HTML with every bibliography entry a ``listitem`` of its list."""
+    return body.replace(ENTRY_ROLE, 'role="listitem"')
+
+
+def _list_the_entries(app: Any, pagename: str, templatename: str, context: dict[str, Any],
+                      doctree: Any) -> None:
+    if ENTRY_ROLE in context.get("body", ""):
+        context["body"] = listed_entries(context["body"])
+
+
 def setup(app: Any) -> dict[str, Any]:
-    """Register the round-bracket author-year style (before sphinxcontrib-bibtex looks it up)."""
+    """Register the round-bracket author-year style (before sphinxcontrib-bibtex looks it up)
+    and the entries' list role."""
     register_plugin("sphinxcontrib.bibtex.style.referencing", STYLE_NAME, RoundAuthorYearStyle)
+    app.connect("html-page-context", _list_the_entries)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
