@@ -57,10 +57,13 @@ kernelspec:
 
 
 def throwaway_book(root: Path, chapter: str, name: str = "01_canary") -> Path:
-    """A throwaway book in ``root``: the real config (and its local extensions), a landing page
-    and one chapter ``book/<name>.md`` whose body (after the jupytext header) is ``chapter``."""
+    """A throwaway book in ``root``: the real config (its local extensions and bibliography), a
+    landing page and one chapter ``book/<name>.md`` whose body (after the jupytext header) is
+    ``chapter``."""
     (root / "book").mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO / "_config.yml", root / "_config.yml")
+    for bib in book_config().get("bibtex_bibfiles") or []:  # the config's bibliography
+        shutil.copy(REPO / bib, root / bib)
     (root / "tools").symlink_to(REPO / "tools")  # _config.yml's local Sphinx extensions
     (root / "_toc.yml").write_text("format: jb-book\nroot: book/index\n"
                                    f"chapters:\n- file: book/{name}\n")
