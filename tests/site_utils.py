@@ -24,8 +24,8 @@ from bs4 import BeautifulSoup
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
+from toc_chapters import numbered_files, toc_files  # noqa: E402
 from toc_chapters import source_path as toc_source_path  # noqa: E402
-from toc_chapters import toc_files  # noqa: E402
 
 from transformer_course.notebook import TIMED_SUFFIX  # noqa: E402
 
@@ -57,10 +57,13 @@ kernelspec:
 
 
 def throwaway_book(root: Path, chapter: str, name: str = "01_canary") -> Path:
-    """A throwaway book in ``root``: the real config (and its local extensions), a landing page
-    and one chapter ``book/<name>.md`` whose body (after the jupytext header) is ``chapter``."""
+    """A throwaway book in ``root``: the real config (its local extensions and bibliography), a
+    landing page and one chapter ``book/<name>.md`` whose body (after the jupytext header) is
+    ``chapter``."""
     (root / "book").mkdir(parents=True, exist_ok=True)
     shutil.copy(REPO / "_config.yml", root / "_config.yml")
+    for bib in book_config().get("bibtex_bibfiles") or []:  # the config's bibliography
+        shutil.copy(REPO / bib, root / bib)
     (root / "tools").symlink_to(REPO / "tools")  # _config.yml's local Sphinx extensions
     (root / "_toc.yml").write_text("format: jb-book\nroot: book/index\n"
                                    f"chapters:\n- file: book/{name}\n")
@@ -173,8 +176,10 @@ def code_cell_lines(text: str) -> list[CodeLine]:
 
 
 def chapter_numbers() -> dict[str, int]:
-    """The number the table of contents gives each chapter (the root page has none)."""
-    return {docname: number for number, docname in enumerate(toc_docnames()[1:], start=1)}
+    """The number the table of contents gives each chapter: the pages of its numbered part, in
+    order (the root page and the unnumbered back matter, the references, have none)."""
+    return {docname: number
+            for number, docname in enumerate(numbered_files(REPO), start=1)}
 
 
 def count_code_cells(text: str) -> int:

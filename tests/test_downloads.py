@@ -97,3 +97,17 @@ def test_notebook_download_shows_every_figure_and_no_myst(source: Path) -> None:
     assert captions == figures  # each figure's numbered caption, below it
     first = notebook.cells[0]
     assert first.cell_type == "markdown" and "make lab" in first.source  # how to run it
+
+
+@pytest.mark.parametrize("source", [p for p in PAGES if toc_chapters.is_notebook(ROOT / p)],
+                         ids=lambda p: p.stem)
+def test_notebook_download_cites_as_its_page_does(source: Path) -> None:
+    """Every citation the page shows ("Vaswani et al. (2017)", linked to the references) reads
+    the same in the notebook's Markdown."""
+    soup = BeautifulSoup((SITE / source.with_suffix(".html")).read_text(encoding="utf-8"),
+                         "html.parser")
+    cited = {" ".join(span.get_text().split()) for span in soup.select("span.bibtex-citation")}
+    notebook = nbformat.read(SITE / "_sources" / source.with_suffix(".ipynb"), as_version=4)
+    markdown = " ".join(" ".join(cell.source.split()) for cell in notebook.cells
+                        if cell.cell_type == "markdown")
+    assert sorted(text for text in cited if text not in markdown) == []

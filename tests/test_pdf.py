@@ -12,20 +12,30 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import unicodedata
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pypdf import PdfReader
-from site_utils import BUILD, REPO, glue_figures, html_path, parse_html, source_path, toc_docnames
+from site_utils import (
+    BUILD,
+    REPO,
+    chapter_numbers,
+    glue_figures,
+    html_path,
+    parse_html,
+    source_path,
+    toc_docnames,
+)
 from test_browser import chromium_path
 
 pytestmark = [pytest.mark.site, pytest.mark.build, pytest.mark.browser,
               pytest.mark.usefixtures("built_site")]
 PDF = BUILD / "pdf" / "book.pdf"
 PAGES_PER_CHAPTER = 5  # the shortest chapter prints on more than this many A4 pages
-RAW_MYST = re.compile(r"\{glue:|glue:text|\{numref\}|\{doc\}|:::|```\{")
+RAW_MYST = re.compile(r"\{glue:|glue:text|\{numref\}|\{doc\}|\{cite|:::|```\{")
 
 
 @pytest.fixture(scope="module")
@@ -67,10 +77,9 @@ def image_count(resources: Any) -> int:
 
 
 def test_every_chapter_is_in_it_with_plausible_length(pdf: PdfReader) -> None:
-    chapters = toc_docnames()[1:]
-    assert len(pdf.pages) > PAGES_PER_CHAPTER * len(chapters), f"{len(pdf.pages)} pages"
+    assert len(pdf.pages) > PAGES_PER_CHAPTER * len(chapter_numbers()), f"{len(pdf.pages)} pages"
     text = _text()
-    for docname in chapters:
+    for docname in toc_docnames()[1:]:  # the chapters, then the references
         title = " ".join(parse_html(html_path(docname)).find("h1").get_text().rstrip("#").split())
         assert title in text, f"chapter {title!r} is not in the PDF"
 
@@ -85,6 +94,17 @@ def test_it_holds_every_figure_and_its_numbered_caption(pdf: PdfReader) -> None:
     assert numbers, "the site has no numbered captions: nothing was checked"
     missing = [n for n in numbers if n not in text]
     assert not missing, f"captions missing from the PDF: {missing}"
+
+
+def test_it_holds_the_references_the_chapters_cite(pdf: PdfReader) -> None:
+    """Every entry of the site's references page is in the PDF."""
+    pages = [d for d in toc_docnames()[1:] if d not in chapter_numbers()]
+    entries = [" ".join(entry.get_text().split())[:60] for d in pages
+               for entry in parse_html(html_path(d)).select("div.citation > p")]
+    assert entries, "the site has no references page with entries: nothing was checked"
+    text = unicodedata.normalize("NFKC", _text())  # the PDF's ligatures: "ﬀ" -> "ff"
+    missing = [entry for entry in entries if entry not in text]
+    assert not missing, f"references missing from the PDF: {missing[:3]}"
 
 
 def test_no_raw_myst_or_folded_code_prompt(pdf: PdfReader) -> None:

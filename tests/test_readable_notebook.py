@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tools"))
+from citations import read_bibliography  # noqa: E402
 from readable_notebook import (  # noqa: E402
     SiteFacts,
     UnreadableMySTError,
@@ -25,6 +27,14 @@ FACTS = SiteFacts(
            "t": {"text/markdown": "| a |\n|---|\n| 1 |", "text/plain": "<table>"}},
     docname="book/04_positional_encoding",
     read_include=lambda path, options: f"def {options['pyobject']}():\n    return 1\n")
+BIB = """
+@article{one2001, author = {Elman, Jeffrey L.}, title = {T}, year = {1990}}
+@article{two2019, author = {Jain, Sarthak and Wallace, Byron C.}, title = {T}, year = {2019}}
+@article{many2017, author = {Vaswani, Ashish and Shazeer, Noam and Parmar, Niki}, title = {T},
+         year = {2017}}
+@article{von2014, author = {van Merri{\\"e}nboer, Bart and Cho, Kyunghyun}, title = {T},
+         year = {2014}}
+"""
 
 
 def test_numbers_references_and_links_become_text() -> None:
@@ -54,8 +64,29 @@ def test_directives_become_headed_blocks() -> None:
     assert "(fig-x)=" not in out and "{" not in out.replace("{glue", "")
 
 
-@pytest.mark.parametrize("text", ["{cite}`vaswani`", "```{mermaid}\ngraph\n```",
-                                  "{glue:text}`missing`", "{numref}`fig-unknown`"])
+def test_citations_become_author_year_text(tmp_path: Path) -> None:
+    (tmp_path / "refs.bib").write_text(BIB, encoding="utf-8")
+    facts = replace(FACTS, works=read_bibliography([tmp_path / "refs.bib"]))
+    text = ("{cite:t}`many2017` kept it; {cite:p}`one2001`, {cite:t}`two2019{\"Title\"}`, "
+            "{cite:p}`{see}many2017{section 3}`, {cite:p}`one2001,two2019` and {cite:t}`von2014`.")
+    assert readable_markdown(text, facts) == (
+        "Vaswani et al. (2017) kept it; (Elman, 1990), Jain and Wallace (2019, \"Title\"), "
+        "(see Vaswani et al., 2017, section 3), (Elman, 1990; Jain and Wallace, 2019) and "
+        "van Merriënboer and Cho (2014).")
+    with pytest.raises(UnreadableMySTError):
+        readable_markdown("{cite:p}`nobody1999`", facts)
+
+
+def test_a_link_to_a_page_that_is_no_notebook_is_its_title() -> None:
+    facts = replace(FACTS, titles={**FACTS.titles, "book/references": "References"},
+                    notebooks=frozenset({"book/05_full_model"}))
+    assert readable_markdown("{doc}`05_full_model`; {doc}`references`.", facts) == (
+        "[The full model](05_full_model.ipynb); References.")
+
+
+@pytest.mark.parametrize("text", ["{cite}`vaswani`", "{cite:p}`vaswani{x`",
+                                  "```{mermaid}\ngraph\n```", "{glue:text}`missing`",
+                                  "{numref}`fig-unknown`"])
 def test_what_it_cannot_write_is_an_error(text: str) -> None:
     with pytest.raises(UnreadableMySTError):
         readable_markdown(text, FACTS)

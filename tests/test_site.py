@@ -15,6 +15,7 @@ import pytest
 from site_utils import (
     BUILD_LOG,
     HTML,
+    REPO,
     book_config,
     element_ids,
     glue_figures,
@@ -266,3 +267,15 @@ def test_no_stray_pages() -> None:
     expected |= {"index.html", "genindex.html", "search.html", "py-modindex.html"}
     stray = [_rel(page) for page in site_pages() if _rel(page) not in expected]
     assert not stray, f"pages not in _toc.yml (stale or unlisted): {stray}"
+
+
+def test_every_work_in_the_bibliography_is_cited_and_listed() -> None:
+    """The references page lists every entry of the book's .bib files: it lists only the works a
+    page cites, so an entry that no page cites would drop out of it unnoticed."""
+    from pybtex.database import parse_file
+
+    keys = [key for name in book_config().get("bibtex_bibfiles", [])
+            for key in parse_file(str(REPO / name)).entries]
+    listed = [entry for page in site_pages()
+              for entry in parse_html(page).select("div.citation[id]")]
+    assert keys and len(listed) == len(keys), (len(listed), len(keys))

@@ -77,3 +77,27 @@ def test_bad_inputs_name_the_argument(tmp_path: Path) -> None:
         toc_chapters.toc_files(tmp_path)
     with pytest.raises(ValueError, match="docname"):
         toc_chapters.source_path(tmp_path, "book/missing")
+
+
+def test_chapters_are_the_numbered_part(tmp_path: Path) -> None:
+    toc = """format: jb-book
+root: book/index
+parts:
+  - numbered: 1
+    chapters:
+      - file: book/01_a
+      - glob: book/02_*
+  - chapters:
+      - file: book/references
+"""
+    files = {"book/index.md": "# Home\n", "book/01_a.md": HEADER, "book/02_b.md": HEADER,
+             "book/references.md": "# References\n"}
+    book = make_book(tmp_path, toc, files)
+    assert toc_chapters.numbered_files(book) == ["book/01_a", "book/02_b"]
+    assert toc_chapters.toc_files(book)[-1] == "book/references"
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/index\noptions:\n"
+                                       "  numbered: 1\nchapters:\n  - file: book/01_a\n")
+    assert toc_chapters.numbered_files(book) == ["book/01_a"]
+    (tmp_path / "_toc.yml").write_text("format: jb-book\nroot: book/index\n"
+                                       "chapters:\n  - file: book/01_a\n")
+    assert toc_chapters.numbered_files(book) == []

@@ -28,6 +28,7 @@ from typing import Any
 
 import nbformat
 from chapter_facts import chapter_cost, chapter_summary, run_seconds
+from citations import bibliography_files, read_bibliography
 from myst_nb.ext.glue import extract_glue_data_cell
 from readable_notebook import SiteFacts, UnreadableMySTError, leftover_myst, readable_notebook
 from sphinx.application import Sphinx
@@ -132,7 +133,9 @@ def site_facts(app: Sphinx, page: str, notebook: nbformat.NotebookNode) -> SiteF
     if "{chapter-cost}" in markdown:
         costs = {docname: chapter_cost(app, docname) for docname in env.found_docs
                  if run_seconds(app, docname) is not None}
-    return SiteFacts(numbers, titles, _glued(notebook), page, read_include, summary, costs)
+    works = read_bibliography(bibliography_files(app)) if "{cite:" in markdown else {}
+    return SiteFacts(numbers, titles, _glued(notebook), page, read_include, summary, costs, works,
+                     frozenset(notebook_pages(app)))
 
 
 def first_cells(app: Sphinx) -> list[nbformat.NotebookNode]:

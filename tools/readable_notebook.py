@@ -5,8 +5,9 @@ by the chapter), numbered references, exercises and solutions, included source. 
 kept them would show ``{glue:text}`` roles where the page shows numbers. :func:`readable_notebook`
 rewrites every Markdown cell into plain Markdown: a glued number becomes its text (formatted as
 MyST-NB formats it), a glued table its Markdown, a figure directive its numbered caption (the
-figure itself is the output of the cell above it), a reference its number or title, an exercise
-or solution a headed block, an included function its source. Code cells and outputs are kept.
+figure itself is the output of the cell above it), a reference its number or title, a citation
+its author-year text ("Vaswani et al. (2017)", from the book's ``.bib``), an exercise or solution a
+headed block, an included function its source. Code cells and outputs are kept.
 For the student edition, :func:`without_solutions` first drops every solution: ``{solution}``
 blocks, and everything from a ``{solution-start}`` to its ``{solution-end}``, code cells included.
 
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from citations import ROLES as CITE_ROLES
+from citations import Cited, citation_text
 from exercise_difficulty import LEVELS, difficulty
 from myst_nb.core.variables import format_plain_text
 
@@ -50,6 +53,9 @@ class SiteFacts:
         default=lambda path, options: Path(path).read_text())  # literalinclude's text
     summary: str = ""  # the {chapter-facts} line: reading and run time (tools/chapter_facts.py)
     costs: Mapping[str, str] = field(default_factory=dict)  # docname -> {chapter-cost} text
+    works: Mapping[str, Cited] = field(default_factory=dict)  # bib key -> authors and year
+    # docnames of the pages that are notebooks too ({doc} links to them); None: every page
+    notebooks: frozenset[str] | None = None
 
 
 def _explicit(text: str) -> tuple[str | None, str]:
@@ -79,8 +85,15 @@ def _role(name: str, text: str, facts: SiteFacts) -> str:
         if name == "doc":
             docname = str(Path(facts.docname).parent / target)
             title = words or _lookup(facts.titles, docname, "title")
+            if facts.notebooks is not None and docname not in facts.notebooks:
+                return title  # a page of the site only (the references): no notebook to open
             return f"[{title}]({Path(target).name}.ipynb)"
         return words or _lookup(facts.titles, target, "title")
+    if name in CITE_ROLES:
+        try:
+            return citation_text(name, text, facts.works)
+        except (KeyError, ValueError) as error:  # a key not in the .bib, malformed targets
+            raise UnreadableMySTError(f"citation {text!r} in {facts.docname}: {error}") from error
     if name == "chapter-cost":
         return _lookup(facts.costs, str(Path(facts.docname).parent / text.strip()), "cost")
     raise UnreadableMySTError(f"role {{{name}}} in {facts.docname}")

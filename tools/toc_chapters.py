@@ -55,6 +55,25 @@ def toc_files(book: Path) -> list[str]:
     return names
 
 
+def numbered_files(book: Path) -> list[str]:
+    """Docnames of the chapters: the pages of the root's numbered parts (``numbered:`` in
+    ``_toc.yml``), in reading order. A part without numbers (the references) holds no chapters.
+
+    Args:
+        book: the folder holding ``_toc.yml``.
+    """
+    names = toc_files(book)  # checks the table of contents
+    site_map = parse_toc_yaml(Path(book) / "_toc.yml")
+    numbered = set()
+    for tree in site_map[site_map.root.docname].subtrees:
+        if tree.numbered:
+            numbered.update(str(item) for item in tree.items
+                            if not isinstance(item, (GlobItem, UrlItem)))
+            numbered.update(name for item in tree.items if isinstance(item, GlobItem)
+                            for name in names if Path(name).match(str(item)))
+    return [name for name in names if name in numbered]
+
+
 def source_path(book: Path, docname: str) -> Path:
     """The source file of ``docname`` (``.md`` or ``.ipynb``), relative to ``book``.
 
