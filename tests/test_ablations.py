@@ -216,20 +216,21 @@ def test_best_rate_is_fewest_median_steps_then_accuracy_then_nearest_one():
         ("b", 1.0, 0, nan, 0.1), ("b", 1.0, 1, nan, 0.2), ("b", 1.0, 2, nan, 0.1),
         ("b", 2.0, 0, nan, 0.3), ("b", 2.0, 1, nan, 0.3), ("b", 2.0, 2, nan, 0.1),
         # "c": a full tie; the factor nearer 1 wins
-        ("c", 0.25, 0, 100, 1.0), ("c", 0.5, 0, 100, 1.0)])
+        ("c", 0.25, 0, 100, 1.0), ("c", 0.5, 0, 100, 1.0),
+        # "d": best inside the factors tried
+        ("d", 0.5, 0, 130, 1.0), ("d", 1.0, 0, 120, 1.0), ("d", 2.0, 0, nan, 0.5)])
     best = best_rates(sweep)
     assert best.groupby("variant", sort=False)["lr_factor"].first().to_dict() == {
-        "a": 0.5, "b": 2.0, "c": 0.5}
+        "a": 0.5, "b": 2.0, "c": 0.5, "d": 1.0}
     assert best[best["variant"] == "a"]["seed"].tolist() == [0, 1, 2]
     assert best["factors_tried"].iloc[0] == (0.5, 1.0)
     table = fair_summary(sweep, budget=150)
-    assert table["variant"].tolist() == ["a", "b", "c"]
-    assert table["best peak rate"].tolist() == ["0.0100 (× 1/2, edge)", "0.0400 (× 2, edge)",
-                                                "0.0100 (× 1/2, edge)"]
-    assert table["steps to 100%"].tolist() == ["100 (90 to > 150)", "> 150", "100"]
+    assert table["variant"].tolist() == ["a", "b", "c", "d"]
+    assert table["best rate"].tolist() == ["× 1/2, edge", "× 2, edge", "× 1/2, edge", "× 1"]
+    assert table["steps to 100%"].tolist() == ["100 (90 to > 150)", "> 150", "100", "120"]
     assert table["test sequences right (%)"].tolist() == ["100.0 (90.0–100.0)",
-                                                          "30.0 (10.0–30.0)", "100.0"]
+                                                          "30.0 (10.0–30.0)", "100.0", "100.0"]
     grid = sweep_table(sweep, budget=150)
     assert list(grid.columns) == ["variant", "× 1/4", "× 1/2", "× 1", "× 2"]
     assert grid.values.tolist() == [["a", "", "100", "110", ""], ["b", "", "", "> 150", "> 150"],
-                                    ["c", "100", "100", "", ""]]
+                                    ["c", "100", "100", "", ""], ["d", "", "130", "120", "> 150"]]
