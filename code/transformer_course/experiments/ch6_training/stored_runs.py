@@ -16,7 +16,7 @@ right), and score greedy decoding on the test set.
   without warm-up at the paper's peak rate (``recipes.paper_peak``); one row per setting and
   seed, with the training loss at every step (space-separated) and the test accuracy.
 
-Regenerate them (one thread; about 30 s, 10 min and 1 min) with
+Regenerate them (on one thread: about 10 s, 5 min and 1 min) with
 
     python -m transformer_course.experiments.ch6_training.stored_runs uniform-lengths
     python -m transformer_course.experiments.ch6_training.stored_runs ablation-sweep
