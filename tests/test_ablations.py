@@ -17,8 +17,12 @@ from transformer_course.experiments.ch6_training.ablations import (
     Ablation,
     ablation_row,
     ablation_summary,
+    best_rates,
+    fair_summary,
     order_free_accuracy,
     run_ablations,
+    run_lr_sweep,
+    sweep_table,
 )
 from transformer_course.experiments.ch6_training.task_training import train_on_task
 from transformer_course.experiments.ch6_training.tasks import (
@@ -175,3 +179,58 @@ def test_paper_rows_make_the_variants_change():
                       "no label smoothing": "eps_ls = 0.0",
                       "learned positions": "positional embedding instead of sinusoids",
                       "one head": "h = 1, d_k = d_v = 512"}
+
+
+def test_lr_sweep_scales_the_rate_and_matches_run_ablations_at_factor_one(held_out):
+    variants = [DEFAULT_ABLATIONS[0], DEFAULT_ABLATIONS[4]]  # baseline, no warm-up
+    sweep = run_lr_sweep(TASK, MODEL, TRAIN, held_out, variants, factors=(0.5, 1.0))
+    assert sweep[["variant", "lr_factor"]].values.tolist() == [
+        ["baseline", 0.5], ["baseline", 1.0], ["no warm-up", 0.5], ["no warm-up", 1.0]]
+    recipe_peak = TRAIN.learning_rate(TRAIN.warmup, MODEL.d_model)
+    assert sweep["peak_lr"].tolist() == pytest.approx([recipe_peak / 2, recipe_peak] * 2)
+    plain = run_ablations(TASK, MODEL, TRAIN, held_out, variants, keep_outputs=True)
+    at_one = sweep[sweep["lr_factor"] == 1.0].reset_index(drop=True)
+    for name in ("sequence_accuracy", "cross_entropy", "steps"):
+        assert at_one[name].tolist() == plain[name].tolist()
+    bags = [order_free_accuracy(out, held_out) for out in plain["outputs"]]
+    assert at_one["same_symbols"].tolist() == [bag for _, bag in bags]
+    halved = sweep[sweep["lr_factor"] == 0.5]["cross_entropy"].tolist()
+    assert halved != at_one["cross_entropy"].tolist()  # the rate really changed
+    with pytest.raises(ValueError, match="factors"):
+        run_lr_sweep(TASK, MODEL, TRAIN, held_out, variants, factors=(0.0,))
+
+
+def _sweep(rows: list[tuple[str, float, int, float, float]]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=["variant", "lr_factor", "seed", "first_step_at_target",
+                                       "sequence_accuracy"]).assign(
+        peak_lr=lambda d: 0.02 * d["lr_factor"])
+
+
+def test_best_rate_is_fewest_median_steps_then_accuracy_then_nearest_one():
+    nan = float("nan")
+    sweep = _sweep([
+        # "a": x0.5 has the fewest median steps (one seed never got there: counts as inf)
+        ("a", 0.5, 0, 90, 1.0), ("a", 0.5, 1, 100, 1.0), ("a", 0.5, 2, nan, 0.9),
+        ("a", 1.0, 0, 110, 1.0), ("a", 1.0, 1, 120, 1.0), ("a", 1.0, 2, 110, 1.0),
+        # "b": never there at either rate; x2 is more accurate
+        ("b", 1.0, 0, nan, 0.1), ("b", 1.0, 1, nan, 0.2), ("b", 1.0, 2, nan, 0.1),
+        ("b", 2.0, 0, nan, 0.3), ("b", 2.0, 1, nan, 0.3), ("b", 2.0, 2, nan, 0.1),
+        # "c": a full tie; the factor nearer 1 wins
+        ("c", 0.25, 0, 100, 1.0), ("c", 0.5, 0, 100, 1.0),
+        # "d": best inside the factors tried
+        ("d", 0.5, 0, 130, 1.0), ("d", 1.0, 0, 120, 1.0), ("d", 2.0, 0, nan, 0.5)])
+    best = best_rates(sweep)
+    assert best.groupby("variant", sort=False)["lr_factor"].first().to_dict() == {
+        "a": 0.5, "b": 2.0, "c": 0.5, "d": 1.0}
+    assert best[best["variant"] == "a"]["seed"].tolist() == [0, 1, 2]
+    assert best["factors_tried"].iloc[0] == (0.5, 1.0)
+    table = fair_summary(sweep, budget=150)
+    assert table["variant"].tolist() == ["a", "b", "c", "d"]
+    assert table["best rate"].tolist() == ["× 1/2, edge", "× 2, edge", "× 1/2, edge", "× 1"]
+    assert table["steps to 100%"].tolist() == ["100 (90 to > 150)", "> 150", "100", "120"]
+    assert table["test sequences right (%)"].tolist() == ["100.0 (90.0–100.0)",
+                                                          "30.0 (10.0–30.0)", "100.0", "100.0"]
+    grid = sweep_table(sweep, budget=150)
+    assert list(grid.columns) == ["variant", "× 1/4", "× 1/2", "× 1", "× 2"]
+    assert grid.values.tolist() == [["a", "", "100", "110", ""], ["b", "", "", "> 150", "> 150"],
+                                    ["c", "100", "100", "", ""], ["d", "", "130", "120", "> 150"]]

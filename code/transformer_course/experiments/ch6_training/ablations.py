@@ -137,6 +137,145 @@ def run_ablations(task: TaskConfig, model_config: TransformerConfig, train_confi
     return pd.DataFrame(rows)
 
 
+LR_FACTORS = (0.25, 0.5, 1.0, 2.0)  # each variant's learning-rate sweep: the baseline's times these
+
+
+def scaled_rate(config: TrainConfig, factor: float) -> TrainConfig:
+    """``config`` with its whole learning-rate schedule (and so its peak) times ``factor``."""
+    if config.peak_lr is None:
+        return replace(config, lr_scale=config.lr_scale * factor)
+    return replace(config, peak_lr=config.peak_lr * factor)
+
+
+def run_lr_sweep(task: TaskConfig, model_config: TransformerConfig, train_config: TrainConfig,
+                 held_out: TaskData, ablations: Sequence[Ablation] = DEFAULT_ABLATIONS, *,
+                 factors: Sequence[float] = LR_FACTORS, seeds: Sequence[int] = (0,),
+                 test: TaskData | None = None) -> pd.DataFrame:
+    """:func:`run_ablations` for every variant at every learning rate of a small sweep.
+
+    Each variant trains from every seed with the baseline's schedule times each of ``factors``
+    (the variant's own changes still apply: without warm-up, the scaled peak is held from
+    step 1), so that a variant which wants another step size is not judged at the baseline's.
+
+    Args:
+        task, model_config, train_config, held_out, ablations, seeds, test: as for
+            :func:`run_ablations`. factors: the multiples of the baseline's rate to try.
+
+    Returns:
+        one row per variant, factor and seed, in that order: the columns of
+        :func:`run_ablations` (without "seconds") with "lr_factor" and "peak_lr" (the peak the
+        schedule reaches) after "variant", and "right_length" and "same_symbols", what
+        :func:`order_free_accuracy` finds in the greedy outputs on the test pairs.
+    """
+    if not factors or any(not isinstance(f, (int, float)) or f <= 0 for f in factors):
+        raise ValueError(f"factors must be positive numbers; got {factors!r}")
+    scored = held_out if test is None else test
+    frames = []
+    for ablation in ablations:
+        for factor in factors:
+            config = scaled_rate(train_config, factor)
+            runs = run_ablations(task, model_config, config, held_out, [ablation],
+                                 seeds=seeds, keep_outputs=True, test=test)
+            order_free = [order_free_accuracy(out, scored) for out in runs.pop("outputs")]
+            runs.insert(1, "lr_factor", float(factor))
+            peak = replace(config, **ablation.train_changes).learning_rate(
+                config.warmup, model_config.d_model)
+            runs.insert(2, "peak_lr", peak)
+            runs["right_length"] = [length for length, _ in order_free]
+            runs["same_symbols"] = [bag for _, bag in order_free]
+            frames.append(runs.drop(columns="seconds"))
+    return pd.concat(frames, ignore_index=True)
+
+
+def best_rates(sweep: pd.DataFrame) -> pd.DataFrame:
+    """The runs of :func:`run_lr_sweep` at each variant's best learning rate, one row per seed.
+
+    The rule: the factor whose seeds reach every validation sequence in the fewest steps
+    (median over the seeds, a run that never did counting as infinitely many); ties go to the
+    higher median test sequence accuracy, then to the factor nearer the baseline's rate (1).
+    The result keeps the sweep's columns and adds "factors_tried" (the variant's factors, as a
+    sorted tuple).
+    """
+    rows = []
+    for _, group in sweep.groupby("variant", sort=False):
+        scores = []
+        for factor, runs in group.groupby("lr_factor"):
+            steps = runs["first_step_at_target"].fillna(math.inf)
+            scores.append((statistics.median(steps.tolist()),
+                           -statistics.median(runs["sequence_accuracy"].tolist()),
+                           abs(math.log(factor)), factor))
+        best = min(scores)[-1]
+        chosen = group[group["lr_factor"] == best].copy()
+        chosen["factors_tried"] = [tuple(sorted(group["lr_factor"].unique()))] * len(chosen)
+        rows.append(chosen)
+    return pd.concat(rows, ignore_index=True)
+
+
+def _factor_label(factor: float) -> str:
+    """2.0 -> "× 2", 0.25 -> "× 1/4"."""
+    if factor >= 1:
+        return f"× {factor:g}"
+    return f"× 1/{1 / factor:g}"
+
+
+def fair_summary(sweep: pd.DataFrame, budget: int,
+                 paper: Mapping[str, str] = TABLE3_ROWS) -> pd.DataFrame:
+    """One row per variant of :func:`run_lr_sweep`'s runs, each at its best rate
+    (:func:`best_rates`), in the sweep's order, for the page.
+
+    Returns:
+        columns "variant", "best rate" (its factor on the baseline's, "× 1/2", with ", edge"
+        where that is the highest or lowest factor tried), "steps to 100%" (median and
+        range over the seeds, "> budget" for runs that never got there), "test sequences right
+        (%)" (median and range) and "the paper's Table 3 (PPL, BLEU)" as in
+        :func:`ablation_summary`.
+    """
+    best = best_rates(sweep)
+    rows = []
+    for variant, group in best.groupby("variant", sort=False):
+        factor, tried = group["lr_factor"].iloc[0], group["factors_tried"].iloc[0]
+        edge = ", edge" if factor in (tried[0], tried[-1]) else ""
+        steps = sorted(group["first_step_at_target"].fillna(math.inf).tolist())
+        row = TABLE3[paper[variant]] if variant in paper else None
+        rows.append({
+            "variant": variant,
+            "best rate": f"{_factor_label(factor)}{edge}",
+            "steps to 100%": _steps_range(steps, budget),
+            "test sequences right (%)": _median_range((100 * group["sequence_accuracy"]).tolist()),
+            "the paper's Table 3 (PPL, BLEU)":
+                "" if row is None else f"{_label(row)}: {row.perplexity:.2f}, {row.bleu:.1f}",
+        })
+    return pd.DataFrame(rows)
+
+
+def _steps_range(steps: list[float], budget: int) -> str:
+    """Median and range of step counts, infinity written "> budget": "110 (100 to 130)"."""
+    def text(value: float) -> str:
+        return f"> {budget}" if math.isinf(value) else f"{value:g}"
+
+    low, mid, high = min(steps), statistics.median(steps), max(steps)
+    return text(mid) if low == high else f"{text(mid)} ({text(low)} to {text(high)})"
+
+
+def sweep_table(sweep: pd.DataFrame, budget: int) -> pd.DataFrame:
+    """The whole sweep, one row per variant and one column per factor: the median steps to
+    every validation sequence right over the seeds ("> budget": not within the budget for at
+    least half of them; "": not tried)."""
+    factors = sorted(sweep["lr_factor"].unique())
+    rows = []
+    for variant, group in sweep.groupby("variant", sort=False):
+        row = {"variant": variant}
+        for factor in factors:
+            runs = group[group["lr_factor"] == factor]
+            if runs.empty:
+                row[_factor_label(factor)] = ""
+                continue
+            median = statistics.median(runs["first_step_at_target"].fillna(math.inf).tolist())
+            row[_factor_label(factor)] = f"> {budget}" if math.isinf(median) else f"{median:g}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
 def ablation_summary(runs: pd.DataFrame, budget: int,
                      paper: Mapping[str, str] = TABLE3_ROWS) -> pd.DataFrame:
     """One row per variant of :func:`run_ablations`' runs, in their order, for the page.
