@@ -63,6 +63,27 @@ def test_the_french_table_has_the_stored_names() -> None:
     assert keys(table[f"{STEPS} steps"]) == keys(MEASURED["FRENCH"]["300 steps"])
 
 
+def test_the_uniform_draw_table_has_the_stored_names() -> None:
+    table = measure.uniform_draw(seeds=(0,), steps=STEPS, sizes=SMALL, small=50)
+    assert keys(table) == keys(MEASURED["UNIFORM_DRAW"])
+    assert len(table["out_45"]) == 1 and 0 <= table["small_wrong"][0] <= 50
+
+
+def test_the_below_bound_table_has_the_stored_names() -> None:
+    table = measure.below_bound(seeds=(0,), steps=STEPS,
+                                sizes={"train": 1000, "validation": 40, "test": 40})
+    assert keys(table) == keys(MEASURED["BELOW_100000"])
+    assert table["example"] == [612_345] and 0 <= table["no_tausend"][0] <= 100
+
+
+def test_stored_empty_outputs_are_numbers_of_their_set() -> None:
+    split = data.split_numbers()
+    for key, cell in MEASURED["BEAM_SHORT_BUDGET"].items():
+        name = key.split(" steps ")[1]
+        for numbers in cell["beam_empty"] + cell["greedy_empty"]:
+            assert all(name in split.which(n) for n in numbers)
+
+
 def test_the_extrapolation_table_has_the_stored_cells_and_names() -> None:
     table = measure.extrapolation(seeds=(0,), steps=STEPS,
                                   sizes={"train": 1000, "validation": 40, "test": 40})

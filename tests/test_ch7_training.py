@@ -31,12 +31,14 @@ def trained():
     config = recipe.model_config(len(pipe.source_vocab), len(pipe.target_vocab), d_model=32,
                                  d_ff=64)
     training = replace(recipe.RECIPE, steps=250, warmup=20, peak_lr=5e-3, eval_every=50)
-    model, result = recipe.train_translation(config, training, encoded, validation)
-    return model, result, pipe, validation
+    kept = {100: None}
+    model, result = recipe.train_translation(config, training, encoded, validation,
+                                             snapshots=kept)
+    return model, result, pipe, validation, kept, training
 
 
 def test_a_short_run_learns_something_measurable(trained):
-    model, result, _, _ = trained
+    model, result, *_ = trained
     chance = 1 / 24  # the German morpheme vocabulary: about 24 tokens
     first, last = result.evaluations[0].metrics, result.evaluations[-1].metrics
     assert result.steps == 250 and result.learning_rates[-1] == 0.0
@@ -49,8 +51,26 @@ def test_a_short_run_learns_something_measurable(trained):
     assert not model.training and result.seconds > 0 and result.cpu_seconds > 0
 
 
+def test_a_snapshot_is_the_model_at_its_step(trained):
+    model, result, _, validation, kept, training = trained
+    copy = kept[100]
+    assert copy is not model and not copy.training
+    at_100 = next(e.metrics for e in result.evaluations if e.step == 100)
+    again = recipe.validate(copy, {"validation": recipe.pair_batch(validation)},
+                            training.label_smoothing)
+    assert again == at_100
+    assert again.loss != result.evaluations[-1].metrics.loss  # not the final model
+
+
+def test_a_snapshot_between_checks_is_refused(trained):
+    *_, validation, _, training = trained
+    with pytest.raises(ValueError, match="snapshots"):
+        recipe.train_translation(recipe.model_config(5, 5), training, validation, validation,
+                                 snapshots={75: None})
+
+
 def test_decoding_and_translating(trained):
-    model, _, pipe, validation = trained
+    model, _, pipe, validation, *_ = trained
     subset = validation.subset(torch.arange(20))
     greedy = translate.decode(model, pipe, subset)
     beam = translate.decode(model, pipe, subset, method="beam", chunk=7)

@@ -325,8 +325,10 @@ def extrapolation(*, seeds: Sequence[int] = SEEDS,
 def beam_short_budget(german: TranslationData | None = None, *, seeds: Sequence[int] = SEEDS,
                       budgets: Sequence[int] = BEAM_BUDGETS) -> dict[str, dict[str, list[Any]]]:
     """BEAM_SHORT_BUDGET: models trained for a short budget, greedy against beam search (4, 0.6)
-    on each test set: exact match, (changed, fixed, broken), and the same for a beam without
-    length penalty (alpha 0); keys "<steps> steps <set>" (6 runs, about 6 CPU-minutes)."""
+    on each test set: exact match, (changed, fixed, broken), the same for a beam without
+    length penalty (alpha 0), and the numbers whose beam output, and whose greedy output, is
+    empty; keys
+    "<steps> steps <set>" (6 runs, about 6 CPU-minutes)."""
     german = _german(german)
     table: dict[str, dict[str, list[Any]]] = {}
     for steps in budgets:
@@ -339,13 +341,19 @@ def beam_short_budget(german: TranslationData | None = None, *, seeds: Sequence[
                                               method="beam", alpha=0.0)
                 plain = metrics.compare_decoders(greedy, no_penalty, refs)
                 cell = table.setdefault(f"{steps} steps {name}", {key: [] for key in (
-                    "greedy", "beam", "changed_fixed_broken", "alpha0_changed_fixed_broken")})
+                    "greedy", "beam", "changed_fixed_broken", "alpha0_changed_fixed_broken",
+                    "beam_empty", "greedy_empty")})
                 cell["greedy"].append(exact(greedy, german, name))
                 cell["beam"].append(exact(beamed, german, name))
                 cell["changed_fixed_broken"].append(
                     (comparison.changed, comparison.fixed, comparison.broken))
                 cell["alpha0_changed_fixed_broken"].append((plain.changed, plain.fixed,
                                                             plain.broken))
+                numbers = german.texts[name].numbers
+                cell["beam_empty"].append([int(n) for n, out in zip(numbers, beamed, strict=True)
+                                           if not out])
+                cell["greedy_empty"].append([int(n) for n, out in zip(numbers, greedy,
+                                                                      strict=True) if not out])
     return table
 
 
@@ -353,12 +361,13 @@ def french(prepared: TranslationData | None = None, *, seeds: Sequence[int] = SE
            budgets: Sequence[int] = FRENCH_BUDGETS) -> dict[str, dict[str, list[Any]]]:
     """FRENCH: the exercise, English -> French words (``corpus.prepare(split, "words",
     target_lang="fr")``) with the recipe at each budget: test exact match, word BLEU on the
-    test set, step to 99 % (6 runs, about 4 CPU-minutes)."""
+    test set, step to 99 %, and the test set's wrong outputs as (number, output, reference)
+    (6 runs, about 4 CPU-minutes)."""
     prepared = prepared or corpus.prepare(data.split_numbers(), "words", target_lang="fr")
     table = {}
     for steps in budgets:
         cell: dict[str, list[Any]] = {key: [] for key in (
-            "test_exact", "test_shapes_exact", "word_bleu", "reached_step")}
+            "test_exact", "test_shapes_exact", "word_bleu", "reached_step", "test_wrong")}
         for seed in seeds:
             model, result = train(prepared, steps, seed)
             for name in TEST_SETS:
@@ -367,8 +376,70 @@ def french(prepared: TranslationData | None = None, *, seeds: Sequence[int] = SE
                 if name == "test":
                     refs = list(prepared.texts[name].target)
                     cell["word_bleu"].append(_round(metrics.word_bleu(outputs, refs), 2))
+                    cell["test_wrong"].append([
+                        [int(n), out, ref] for n, out, ref in zip(
+                            prepared.texts[name].numbers, outputs, refs, strict=True)
+                        if out != ref])
             cell["reached_step"].append(result.reached_step)
         table[f"{steps} steps"] = cell
+    return table
+
+
+def uniform_draw(*, seeds: Sequence[int] = SEEDS, steps: int = FULL_STEPS,
+                 sizes: Mapping[str, int] | None = None, small: int = 999,
+                 ) -> dict[str, list[Any]]:
+    """UNIFORM_DRAW: the recipe trained on numbers drawn uniformly from the training pool
+    (``data.split_numbers(zero_rate=data.UNIFORM)``, the chapter's Exercise 7.4), per seed:
+    exact match on each validation set at the end, on the uniform test set, how many of the
+    numbers 1 .. ``small`` it gets wrong, and its output for 45 (3 runs, about 3 CPU-minutes;
+    one validation check, at the end). ``sizes``: the split's sizes (tests only)."""
+    prepared = corpus.prepare(data.split_numbers(zero_rate=data.UNIFORM, **(sizes or {})))
+    below = data.make_corpus(list(range(1, small + 1)))
+    below_pairs = prepared.pipeline.encode(below)
+    table: dict[str, list[Any]] = {key: [] for key in (
+        "validation_uniform", "validation_shapes", "test_exact", "small_wrong", "out_45")}
+    config = recipe.model_config(len(prepared.pipeline.source_vocab),
+                                 len(prepared.pipeline.target_vocab))
+    for seed in seeds:
+        model, result = recipe.train_translation(
+            config, replace(training(steps, seed), eval_every=steps), prepared.pairs["train"],
+            prepared.validation())
+        by_set = result.evaluations[-1].metrics.by_set
+        table["validation_uniform"].append(_round(100 * by_set["uniform"], 2))
+        table["validation_shapes"].append(_round(100 * by_set["shapes"], 2))
+        test = translate.decode(model, prepared.pipeline, prepared.pairs["test"])
+        table["test_exact"].append(exact(test, prepared, "test"))
+        outputs = translate.decode(model, prepared.pipeline, below_pairs)
+        table["small_wrong"].append(sum(out != ref for out, ref in zip(
+            outputs, below.target, strict=True)))
+        table["out_45"].append(outputs[44] if small >= 45 else None)
+    return table
+
+
+def below_bound(*, seeds: Sequence[int] = SEEDS, steps: int = FULL_STEPS, bound: int = 100_000,
+                sizes: Mapping[str, int] | None = None, example: int = 612_345,
+                ) -> dict[str, list[Any]]:
+    """BELOW_100000: what the models of EXTRAPOLATION's "100000 bounded" row (trained below
+    100,000; one validation check, at the end) write above the bound, per seed: greedy exact
+    match on the uniform test set, the share of its outputs with no "tausend" (one group
+    only), and the output for ``example`` (3 runs, about 3 CPU-minutes). ``sizes``: the
+    split's sizes (tests only)."""
+    prepared, _ = extrapolation_data(ExtrapolationCell(bound), **(sizes or {}))
+    table: dict[str, list[Any]] = {key: [] for key in (
+        "test_greedy", "no_tausend", "example", "example_output")}
+    for seed in seeds:
+        model, _ = recipe.train_translation(
+            recipe.model_config(len(prepared.pipeline.source_vocab),
+                                len(prepared.pipeline.target_vocab)),
+            replace(training(steps, seed), eval_every=steps), prepared.pairs["train"],
+            prepared.validation())
+        greedy = translate.decode(model, prepared.pipeline, prepared.pairs["test"])
+        table["test_greedy"].append(exact(greedy, prepared, "test"))
+        table["no_tausend"].append(_round(100 * np.mean(["tausend" not in out
+                                                         for out in greedy]), 2))
+        table["example"].append(example)
+        table["example_output"].append(
+            translate.translate(model, prepared.pipeline, example).greedy)
     return table
 
 
@@ -378,9 +449,11 @@ TABLES: dict[str, Callable[..., Any]] = {  # measured.json's tables
     "TABLE3_SHORT": table3_short, "TABLE3_FULL": table3_full,
     "SEGMENTATION_SHORT": segmentation_short, "SCHEDULES": schedules,
     "SEGMENTATION_FULL": segmentation_full, "MAIN": main_runs, "EXTRAPOLATION": extrapolation,
-    "BEAM_SHORT_BUDGET": beam_short_budget, "FRENCH": french,
+    "BEAM_SHORT_BUDGET": beam_short_budget, "FRENCH": french, "UNIFORM_DRAW": uniform_draw,
+    "BELOW_100000": below_bound,
 }
-OWN_DATA = ("EXTRAPOLATION", "FRENCH")  # the tables that do not train on the chapter's data
+# the tables that do not train on the chapter's data
+OWN_DATA = ("EXTRAPOLATION", "FRENCH", "UNIFORM_DRAW", "BELOW_100000")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -14,7 +14,8 @@ Kept from the paper: post-norm, Adam (beta_1 0.9, beta_2 0.98, epsilon 1e-9), la
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+import copy
+from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, replace
 
 import torch
@@ -103,7 +104,8 @@ def validate(model: Transformer, held_out: dict[str, Batch], epsilon: float) -> 
 
 def train_translation(model_cfg: TransformerConfig, training: TrainConfig,
                       train_pairs: EncodedPairs,
-                      validation: EncodedPairs | Mapping[str, EncodedPairs],
+                      validation: EncodedPairs | Mapping[str, EncodedPairs], *,
+                      snapshots: MutableMapping[int, Transformer | None] | None = None,
                       ) -> tuple[Transformer, TrainResult]:
     """Seed, build a model and train it on ``train_pairs``, checking ``validation`` as it goes.
 
@@ -112,6 +114,9 @@ def train_translation(model_cfg: TransformerConfig, training: TrainConfig,
         validation: the pairs checked every ``training.eval_every`` steps, or several named sets
             of them; the target counts as reached when every set's exact match reaches
             ``training.target_accuracy``.
+        snapshots: steps (keys) at which to keep a copy of the model, in eval mode, as the
+            key's value; each must be a step with a validation check (a multiple of
+            ``training.eval_every``). Filled in as training passes them.
 
     Returns:
         the model (in eval mode) after the last step, and the run's ``TrainResult`` (each
@@ -123,6 +128,21 @@ def train_translation(model_cfg: TransformerConfig, training: TrainConfig,
     stream = batches(train_pairs, training.batch_size,
                      torch.Generator().manual_seed(training.seed))
     held_out = {name: pair_batch(pairs) for name, pairs in sets.items()}
-    result = train(model, stream, training,
-                   check=lambda m: validate(m, held_out, training.label_smoothing))
+    checks = 0
+
+    def check(m: Transformer) -> Validation:
+        nonlocal checks
+        checks += 1
+        step = min(checks * training.eval_every, training.steps)
+        if snapshots is not None and step in snapshots:
+            snapshots[step] = copy.deepcopy(m).eval()
+        return validate(m, held_out, training.label_smoothing)
+
+    if snapshots is not None:
+        due = {s for s in snapshots if s % max(training.eval_every, 1) or s > training.steps}
+        if due or not training.eval_every:
+            raise ValueError(f"snapshots must be steps with a validation check (multiples of "
+                             f"eval_every={training.eval_every}, at most {training.steps}); "
+                             f"got {sorted(snapshots)}")
+    result = train(model, stream, training, check=check)
     return model, result

@@ -1,0 +1,162 @@
+"""Does pre-norm train without warm-up, and post-norm not? (Xiong et al., 2020.) A trained test.
+
+Regenerate the stored sweep (``norm_warmup.csv``, 27 runs, about 8 CPU-minutes on one thread)::
+
+    python -m transformer_course.experiments.ch5_full_model.norm_warmup
+
+A 6 + 6-layer model (width 32) learns chapter 6's reversal task three ways: pre-norm without
+warm-up, post-norm with warm-up, post-norm without warm-up, each at several peak learning rates
+and seeds. The schedule is the same in all three: linear warm-up over the first quarter of the
+budget (or, without warm-up, the peak rate held from step 1), then linear decay to zero. Adam
+with the paper's betas and epsilon, label smoothing 0.1, no dropout. A run is scored by its
+held-out sequence accuracy (teacher-forced exact match on chapter 6's 500 validation pairs) at
+the end of the budget. Training is deterministic on one machine; another CPU may round
+differently. Chapter 5 replays the first :data:`PREFIX` steps of one stored run
+(:func:`replay`) and checks its loss there against the stored ``prefix_loss``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from transformer_course.core.model import TransformerConfig
+from transformer_course.core.training import TrainConfig
+from transformer_course.experiments.ch6_training import recipes, task_training
+from transformer_course.notebook import set_threads
+
+STORED = Path(__file__).with_name("norm_warmup.csv")
+COLUMNS = ("variant", "peak_lr", "seed", "accuracy", "final_loss", "max_loss", "prefix_loss")
+PREFIX = 20  # the build replays this many first steps of one stored run (see :func:`replay`)
+SEEDS = (0, 1, 2)
+PEAK_LRS = (1e-3, 2e-3, 4e-3)
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One way to train: where LayerNorm sits, and whether the rate warms up."""
+
+    name: str
+    norm_first: bool
+    warmup: bool
+
+
+VARIANTS = (Variant("pre-norm, no warm-up", True, False),
+            Variant("post-norm, warm-up", False, True),
+            Variant("post-norm, no warm-up", False, False))
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    """The model and budget of every run."""
+
+    num_layers: int = 6  # N, in the encoder and in the decoder
+    d_model: int = 32
+    num_heads: int = 4
+    d_ff: int = 128
+    steps: int = 300
+    warmup_fraction: float = 0.25  # of the budget
+    batch_size: int = 64
+
+
+def run(variant: Variant, peak_lr: float, seed: int, config: StudyConfig = StudyConfig(),
+        *, steps: int | None = None) -> dict[str, object]:
+    """Train one model and score it.
+
+    Args:
+        steps: stop after this many steps of the run (its schedule unchanged; at most
+            ``config.steps``); None: the whole budget.
+
+    Returns:
+        a row with the :data:`COLUMNS`: held-out sequence accuracy (%) at the end, the mean
+        training loss over the last 20 steps, the largest training loss after step 10 (a
+        spike there means training blew up), and the training loss of step :data:`PREFIX`.
+    """
+    task = recipes.REVERSE_TASK
+    validation, test = recipes.held_out_split(task)
+    V = task.vocab_size
+    model_config = TransformerConfig(
+        V, V, d_model=config.d_model, num_heads=config.num_heads,
+        num_encoder_layers=config.num_layers, num_decoder_layers=config.num_layers,
+        d_ff=config.d_ff, dropout=0.0, max_len=2 * task.max_len + 2,
+        norm_first=variant.norm_first)
+    training = TrainConfig(
+        steps=config.steps if steps is None else steps, batch_size=config.batch_size,
+        warmup=round(config.warmup_fraction * config.steps), peak_lr=peak_lr, decay="linear",
+        use_warmup=variant.warmup, eval_every=config.steps if steps is None else steps,
+        target_accuracy=None,
+        stop_early=False, seed=seed)
+    _, result = task_training.train_on_task(task, model_config, training, validation,
+                                            exclude=test)
+    losses = result.losses
+    return {"variant": variant.name, "peak_lr": peak_lr, "seed": seed,
+            "accuracy": round(100 * result.evaluations[-1].metrics.sequence_accuracy, 2),
+            "final_loss": round(sum(losses[-20:]) / 20, 4),
+            "max_loss": round(max(losses[10:]), 4),
+            "prefix_loss": round(losses[PREFIX - 1], 4) if len(losses) >= PREFIX else None}
+
+
+def sweep(variants: Sequence[Variant] = VARIANTS, peak_lrs: Sequence[float] = PEAK_LRS,
+          seeds: Sequence[int] = SEEDS, config: StudyConfig = StudyConfig(), *,
+          progress: bool = False) -> pd.DataFrame:
+    """:func:`run` for every variant, peak rate and seed: one row each (about 17 CPU s a run);
+    ``progress`` prints each row as it comes."""
+    rows = []
+    for variant in variants:
+        for lr in peak_lrs:
+            for seed in seeds:
+                rows.append(run(variant, lr, seed, config))
+                if progress:
+                    print(rows[-1], file=sys.stderr, flush=True)
+    return pd.DataFrame(rows, columns=list(COLUMNS))
+
+
+def replay(variant: Variant, peak_lr: float, seed: int, config: StudyConfig = StudyConfig(),
+           ) -> float:
+    """The training loss at step :data:`PREFIX` of one run, replayed from the start: a few
+    seconds instead of the run's half-minute. The rates of the warm-up steps do not depend on
+    the budget, so while :data:`PREFIX` is within the warm-up these steps are the run's."""
+    assert PREFIX <= round(config.warmup_fraction * config.steps), "past the warm-up"
+    return run(variant, peak_lr, seed, config, steps=PREFIX)["prefix_loss"]
+
+
+def stored() -> pd.DataFrame:
+    """The stored sweep (see the module's docstring for the command that regenerates it)."""
+    return pd.read_csv(STORED)
+
+
+def summary(table: pd.DataFrame) -> pd.DataFrame:
+    """Median accuracy (%) and the worst seed's, per variant (rows) and peak rate (columns),
+    as text: "99.8 (worst 97.2)"."""
+    def cell(values: pd.Series) -> str:
+        return f"{values.median():.1f} (worst {values.min():.1f})"
+
+    out = table.groupby(["variant", "peak_lr"], sort=False)["accuracy"].agg(cell).unstack()
+    out.columns = [f"peak {lr:g}" for lr in out.columns]
+    out.index.name = None
+    return out.loc[[v.name for v in VARIANTS if v.name in out.index]]
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """The command line: recompute the sweep and write ``norm_warmup.csv``."""
+    parser = argparse.ArgumentParser(
+        prog="python -m transformer_course.experiments.ch5_full_model.norm_warmup",
+        description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=STORED, help="file to write")
+    args = parser.parse_args(argv)
+    set_threads(1)
+    torch.manual_seed(0)
+    start = time.process_time()
+    sweep(progress=True).to_csv(args.out, index=False)
+    print(f"{time.process_time() - start:.0f} CPU s, written to {args.out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
