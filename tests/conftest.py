@@ -33,6 +33,15 @@ def one_thread():
     torch.set_num_threads(before)
 
 
+@pytest.fixture(autouse=True)
+def close_figures():
+    """Close the figures a test drew: pyplot keeps every open figure (and warns past 20)."""
+    yield
+    pyplot = sys.modules.get("matplotlib.pyplot")  # imported only by tests that draw
+    if pyplot is not None:
+        pyplot.close("all")
+
+
 @pytest.fixture(scope="session")
 def built_site() -> None:
     """Fail with 'run make book first' when the site has not been built."""
