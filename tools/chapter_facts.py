@@ -77,9 +77,22 @@ def _duration(seconds: float) -> str:
     return f"about {round(seconds / 30) / 2:g} min"
 
 
-def chapter_summary(app: Sphinx, docname: str, doctree: nodes.document) -> str:
-    """``"Reading time ... Run time ..."`` for one chapter."""
-    words = main_path_words(doctree)
+def chapter_words(app: Sphinx, docname: str, doctree: nodes.document | None = None) -> int:
+    """The main path's words of ``docname``, counted once per build: from ``doctree`` (its
+    resolved doctree) when given, else resolving it (a whole doctree, which loads the doctree of
+    every page a numbered reference in it points to: seconds per chapter)."""
+    counted = app.__dict__.setdefault("_chapter_words", {})
+    if docname not in counted:
+        if doctree is None:
+            doctree = app.env.get_and_resolve_doctree(docname, app.builder)
+        counted[docname] = main_path_words(doctree)
+    return counted[docname]
+
+
+def chapter_summary(app: Sphinx, docname: str, doctree: nodes.document | None = None) -> str:
+    """``"Reading time ... Run time ..."`` for one chapter (``doctree``: as for
+    :func:`chapter_words`)."""
+    words = chapter_words(app, docname, doctree)
     line = (f"**Reading time:** about {reading_minutes(words)} min for the main path "
             f"({words:,} words)")
     seconds = run_seconds(app, docname)
@@ -91,8 +104,7 @@ def chapter_summary(app: Sphinx, docname: str, doctree: nodes.document) -> str:
 
 def chapter_cost(app: Sphinx, docname: str) -> str:
     """``"25 min read, runs in about 40 s"`` for the landing page's table."""
-    doctree = app.env.get_and_resolve_doctree(docname, app.builder)
-    text = f"{reading_minutes(main_path_words(doctree))} min read"
+    text = f"{reading_minutes(chapter_words(app, docname))} min read"
     seconds = run_seconds(app, docname)
     return text if seconds is None else f"{text}, runs in {_duration(seconds)}"
 

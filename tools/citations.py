@@ -55,11 +55,12 @@ class Cited:
     year: str
 
 
-def _surname(person: Any) -> str:
+def _surname(person: Any, text_backend: Any) -> str:
     """A pybtex person's surname as a citation shows it ("van Merriënboer"), LaTeX decoded."""
     from pybtex.richtext import Text
 
-    return Text.from_latex(" ".join(person.prelast_names + person.last_names)).render_as("text")
+    return Text.from_latex(" ".join(person.prelast_names + person.last_names)).render(
+        text_backend)
 
 
 def read_bibliography(paths: Iterable[Path]) -> dict[str, Cited]:
@@ -69,13 +70,16 @@ def read_bibliography(paths: Iterable[Path]) -> dict[str, Cited]:
     Args:
         paths: BibTeX files (UTF-8).
     """
+    from pybtex.backends.plaintext import Backend
     from pybtex.database import parse_file
 
-    cited = {}
+    # one backend for every name: pybtex's render_as("text") looks its plugin up through the
+    # installed packages' entry points on every call (about 27 ms each)
+    text_backend, cited = Backend(), {}
     for path in paths:
         for key, entry in parse_file(str(path), bib_format="bibtex").entries.items():
             people = entry.persons.get("author") or entry.persons.get("editor") or []
-            names = [_surname(person) for person in people]
+            names = [_surname(person, text_backend) for person in people]
             if len(names) > 2:
                 authors = f"{names[0]} et al."
             else:

@@ -128,8 +128,8 @@ def site_facts(app: Sphinx, page: str, notebook: nbformat.NotebookNode) -> SiteF
 
     markdown = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
     summary, costs = "", {}
-    if "{chapter-facts}" in markdown:  # each resolves whole doctrees: only where a page asks
-        summary = chapter_summary(app, page, env.get_and_resolve_doctree(page, app.builder))
+    if "{chapter-facts}" in markdown:  # words counted once per build (chapter_words)
+        summary = chapter_summary(app, page)
     if "{chapter-cost}" in markdown:
         costs = {docname: chapter_cost(app, docname) for docname in env.found_docs
                  if run_seconds(app, docname) is not None}
