@@ -11,25 +11,19 @@ from __future__ import annotations
 import os
 import statistics
 import subprocess
-import time
 from pathlib import Path
 
 from transformer_course.notebook import Timing
 
-from .book_bench import _clean, executed_chapters
+from .book_bench import _clean, executed_chapters, timed_make_book
 
 
 def _clean_build(checkout: Path, venv: Path, jobs: int) -> tuple[float, dict[str, float]]:
     _clean(checkout)
-    env = {**os.environ, "PYTHONPATH": str(checkout / "code")}
-    cmd = ["make", "-C", str(checkout), "book", f"JOBS={jobs}", f"VENV={venv}", "INSTALLED="]
-    start = time.perf_counter()
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    seconds = time.perf_counter() - start
-    if out.returncode != 0:
-        raise RuntimeError(f"make book in {checkout} failed ({out.returncode}):\n"
-                           f"{out.stdout[-3000:]}\n{out.stderr[-3000:]}")
-    return seconds, executed_chapters(out.stdout + out.stderr)
+    seconds, log = timed_make_book(
+        ["make", "-C", str(checkout), "book", f"JOBS={jobs}", f"VENV={venv}", "INSTALLED="],
+        env={**os.environ, "PYTHONPATH": str(checkout / "code")})
+    return seconds, executed_chapters(log)
 
 
 def run_baseline_bench(current: Path, baseline: Path, venv: Path, jobs: int,

@@ -40,18 +40,27 @@ class BookSettings:
     make_args: tuple[str, ...] = field(default_factory=tuple)
 
 
+def timed_make_book(cmd: list[str], env: dict[str, str] | None = None) -> tuple[float, str]:
+    """Run a `make ... book` command line; its wall time and its log (stdout and stderr).
+
+    Raises:
+        RuntimeError: the build failed (with the ends of its log).
+    """
+    start = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    seconds = time.perf_counter() - start
+    if out.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({out.returncode}):\n{out.stdout[-3000:]}"
+                           f"\n{out.stderr[-3000:]}")
+    return seconds, out.stdout + out.stderr
+
+
 def _make_book(s: BookSettings, jobs: int | None = None) -> tuple[float, str]:
     cmd = ["make", "-C", str(s.repo), "book", f"BOOK={s.book}",
            f"JOBS={s.jobs if jobs is None else jobs}", *s.make_args]
     if s.cache_inputs:
         cmd.append("CACHE_INPUTS=" + " ".join(s.cache_inputs))
-    start = time.perf_counter()
-    out = subprocess.run(cmd, capture_output=True, text=True)
-    seconds = time.perf_counter() - start
-    if out.returncode != 0:
-        raise RuntimeError(f"make book failed ({out.returncode}):\n{out.stdout[-3000:]}"
-                           f"\n{out.stderr[-3000:]}")
-    return seconds, out.stdout + out.stderr
+    return timed_make_book(cmd)
 
 
 def executed_chapters(log: str) -> dict[str, float]:
