@@ -55,6 +55,7 @@ import toc_chapters  # noqa: E402
 
 FORMAT = 1  # bump when what a fingerprint covers changes: every chapter then re-executes
 PREFIX = "build_book:"
+STRICT_ENV = "TRANSFORMER_COURSE_STRICT"  # transformer_course.claims.STRICT_ENV
 EXECUTION_SETTINGS = "_config.yml's execute settings"  # their digest joins every fingerprint
 # How jupyter-cache reads a chapter as MyST-NB does: MyST Markdown through MyST-NB's own reader
 # plugin, notebooks as they are.
@@ -648,6 +649,9 @@ def main(argv: list[str]) -> int:
         parser.error(f"no such path: {', '.join(missing)}")
     if args.jobs < 0:
         parser.error(f"--jobs must be 0 or more; got {args.jobs}")
+    # Chapters executed by the build check their claims strictly: a claim that fails stops it
+    # (transformer_course.claims; a reader's notebook only reports it).
+    os.environ[STRICT_ENV] = "1"
     return build(args.book, args.inputs, args.jobs)
 
 

@@ -1,0 +1,96 @@
+"""The registry of stored studies: runs too slow for every build, kept as data beside their code.
+
+A page's number or figure is either *live* (computed by the page's own execution, on the reader's
+machine when a reader runs it) or *stored* (read from one of the studies below). Each stored
+study has one data file, the one command that regenerates it, what that costs, and an
+environment record beside the data (``<stem>.environment.json``: CPU, torch's kernel level,
+versions, threads; :func:`transformer_course.claims.environment`), written by that command.
+Pages name the study whenever they quote it ("the stored sweep, ``ch2-lr-sweep``") and list
+their studies in a lab note (:func:`studies_table`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .claims import environment, numeric_path
+
+EXPERIMENTS = Path(__file__).with_name("experiments")
+
+
+@dataclass(frozen=True)
+class StoredStudy:
+    """One stored study: its data file, the command that remakes it and what that costs."""
+
+    name: str  # how pages cite it, "ch2-lr-sweep"
+    chapter: int  # the chapter that reads it
+    path: Path  # the data file
+    command: str  # regenerates the file and its environment record
+    cost: str  # on one thread of the machine it was made on
+
+    @property
+    def environment_path(self) -> Path:
+        """The environment record beside the data: ``<stem>.environment.json``."""
+        return self.path.with_name(f"{self.path.stem}.environment.json")
+
+    def environment(self) -> dict[str, Any]:
+        """The environment the data was made in, as recorded beside it."""
+        return json.loads(self.environment_path.read_text(encoding="utf-8"))
+
+    def made_on(self) -> str:
+        """The recorded environment as one line (see :func:`claims.numeric_path`)."""
+        env = self.environment()
+        line = numeric_path(env)
+        return line if env.get("recorded", True) else f"{line} (reconstructed: {env['note']})"
+
+
+def _study(name: str, chapter: int, relative: str, module: str, args: str, cost: str) -> StoredStudy:
+    command = f"python -m transformer_course.experiments.{module}" + (f" {args}" if args else "")
+    return StoredStudy(name, chapter, EXPERIMENTS / relative, command, cost)
+
+
+STUDIES: dict[str, StoredStudy] = {study.name: study for study in (
+    _study("ch2-lr-sweep", 2, "ch2_scaled_dot_product_attention/lr_sweep.csv",
+           "ch2_scaled_dot_product_attention.lr_sweep", "", "about 5 CPU-minutes"),
+    _study("ch5-norm-warmup", 5, "ch5_full_model/norm_warmup.csv",
+           "ch5_full_model.norm_warmup", "", "about 8 CPU-minutes"),
+    _study("ch6-uniform-lengths", 6, "ch6_training/uniform_lengths.csv",
+           "ch6_training.stored_runs", "uniform-lengths", "about 10 CPU-seconds"),
+    _study("ch6-ablation-sweep", 6, "ch6_training/ablation_sweep.csv",
+           "ch6_training.stored_runs", "ablation-sweep", "about 5 CPU-minutes"),
+    _study("ch6-warmup-runs", 6, "ch6_training/warmup_runs.csv",
+           "ch6_training.stored_runs", "warmup", "about 1 CPU-minute"),
+    _study("ch7-opening-map", 1, "ch7_translation/opening_map.json",
+           "ch7_translation.opening_map", "", "about 1 CPU-minute"),
+    _study("ch7-measured", 7, "ch7_translation/measured.json",
+           "ch7_translation.measure", "", "about 2.5 CPU-hours"),
+)}
+
+
+def study(name: str) -> StoredStudy:
+    """The stored study called ``name`` (see :data:`STUDIES`)."""
+    if name not in STUDIES:
+        raise ValueError(f"name must be one of {sorted(STUDIES)}; got {name!r}")
+    return STUDIES[name]
+
+
+def record_environment(path: Path) -> Path:
+    """Write this process's environment beside the data file ``path`` (its study's record);
+    every regeneration command calls this after writing its data."""
+    record = path.with_name(f"{path.stem}.environment.json")
+    record.write_text(json.dumps({"recorded": True, **environment()}, indent=1, sort_keys=True)
+                      + "\n", encoding="utf-8")
+    return record
+
+
+def studies_table(chapter: int | None = None) -> Any:
+    """The registry (or one chapter's studies) as a table: study, file, made on, command, cost."""
+    import pandas as pd
+
+    rows = [{"study": s.name, "file": s.path.name, "made on": s.made_on(),
+             "regenerate with": s.command, "cost (one thread)": s.cost}
+            for s in STUDIES.values() if chapter is None or s.chapter == chapter]
+    return pd.DataFrame(rows)

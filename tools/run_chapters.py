@@ -1,0 +1,126 @@
+"""Run chapters top to bottom in fresh kernels, each in a temporary folder, on a chosen numeric path.
+
+A chapter is a MyST source (``book/*.md``, read with jupytext) or a notebook (a download,
+``_build/html/_sources/*.ipynb``). Each runs as a reader would run it: a fresh kernel whose working
+folder is an empty temporary folder outside the repository, so it leans only on the installed
+package. ``--strict`` makes every claim check raise (as in the build); ``--set NAME=VALUE`` picks
+another numeric path (``ATEN_CPU_CAPABILITY=default``, ``MKL_CBWR=COMPATIBLE``) for the kernels.
+
+Prints one line per chapter (passed or the failing cell's error, seconds) and, with ``--glued``,
+writes every chapter's glued numbers as JSON, so the numbers of two paths can be compared
+(``bench/numeric_paths.py``). Exits 1 when a chapter fails.
+
+    python tools/run_chapters.py --strict --set ATEN_CPU_CAPABILITY=default book/02_*.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+STRICT_ENV = "TRANSFORMER_COURSE_STRICT"  # transformer_course.claims.STRICT_ENV
+GLUE_MIME = "text/plain"
+
+
+@dataclass
+class Outcome:
+    """How one chapter's run went."""
+
+    chapter: str
+    passed: bool
+    seconds: float
+    error: str = ""
+    glued: dict[str, Any] = field(default_factory=dict)  # glue key -> plain number or text
+
+
+def read(path: Path) -> Any:
+    """The chapter as an nbformat notebook, from MyST Markdown or ``.ipynb``."""
+    import jupytext
+    import nbformat
+
+    if path.suffix == ".ipynb":
+        return nbformat.read(path, as_version=4)
+    return jupytext.read(path)
+
+
+def glued_values(notebook: Any) -> dict[str, Any]:
+    """Every number or text a notebook glued, by key (myst-nb keeps the key in the output's
+    ``scrapbook`` metadata); figures and tables are left out."""
+    values: dict[str, Any] = {}
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            data = output.get("data", {})
+            if not name or set(data) - {GLUE_MIME}:
+                continue
+            text = data.get(GLUE_MIME, "")
+            try:
+                values[name] = json.loads(text) if isinstance(text, str) else text
+            except json.JSONDecodeError:
+                values[name] = text
+    return values
+
+
+def run_one(path: str, timeout: int) -> Outcome:
+    """Run one chapter in a fresh kernel in an empty temporary folder."""
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    notebook = read(Path(path))
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="chapter-run-") as folder:
+        client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                                resources={"metadata": {"path": folder}})
+        try:
+            client.execute(cwd=folder)
+        except CellExecutionError as error:
+            lines = str(error).strip().splitlines()
+            return Outcome(path, False, time.perf_counter() - start, "\n".join(lines[-12:]))
+    return Outcome(path, True, time.perf_counter() - start, glued=glued_values(notebook))
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("chapters", nargs="+", type=Path)
+    parser.add_argument("--strict", action="store_true", help="claims raise, as in the build")
+    parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                        help="an environment variable for the kernels (a numeric path)")
+    parser.add_argument("--jobs", type=int, default=1, help="chapters run at once")
+    parser.add_argument("--timeout", type=int, default=900, help="seconds a cell may take")
+    parser.add_argument("--glued", type=Path, help="write the glued numbers here as JSON")
+    args = parser.parse_args(argv)
+    for assignment in args.set:
+        name, _, value = assignment.partition("=")
+        os.environ[name] = value
+    if args.strict:
+        os.environ[STRICT_ENV] = "1"
+    else:
+        os.environ.pop(STRICT_ENV, None)
+    paths = [str(path) for path in args.chapters]
+    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        outcomes = list(pool.map(run_one, paths, [args.timeout] * len(paths)))
+    path_name = " ".join(args.set) or "default numeric path"
+    for outcome in outcomes:
+        status = "passed" if outcome.passed else "FAILED"
+        print(f"{outcome.chapter}: {status} in {outcome.seconds:.1f} s ({path_name})")
+        if outcome.error:
+            print("  " + outcome.error.replace("\n", "\n  "))
+    if args.glued:
+        args.glued.parent.mkdir(parents=True, exist_ok=True)
+        args.glued.write_text(json.dumps({"settings": args.set,
+                                          "outcomes": [asdict(o) for o in outcomes]}, indent=1))
+    return 0 if all(outcome.passed for outcome in outcomes) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
