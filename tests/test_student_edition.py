@@ -136,6 +136,8 @@ def test_notebooks_lose_the_solutions_and_keep_everything_else(student: Path) ->
                   and c.source not in solution_code]
         assert code == others, f"{path.name}: code outside the solutions changed"
         assert any(c.get("outputs") for c in edition.cells if c.cell_type == "code")
+        assert not re.search(r"^\s*assert\b", "\n".join(c.source for c in edition.cells),
+                             re.MULTILINE), f"{path.name}: an assert would stop a student's run"
         dropped += len(solution_code)
     assert dropped > 0, "no solution code cells in the full notebooks: nothing was checked"
 

@@ -1,0 +1,60 @@
+"""The registry of stored studies covers every data file, each with its environment record and
+a regeneration command that exists."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from transformer_course import stored
+from transformer_course.claims import environment
+
+DATA_SUFFIXES = {".csv", ".json"}
+
+
+def data_files() -> set:
+    return {p for p in stored.EXPERIMENTS.rglob("*") if p.suffix in DATA_SUFFIXES
+            and not p.name.endswith(".environment.json")}
+
+
+def test_every_stored_data_file_is_a_registered_study():
+    assert data_files() == {s.path for s in stored.STUDIES.values()}
+
+
+@pytest.mark.parametrize("name", sorted(stored.STUDIES))
+def test_each_study_records_where_it_was_made(name):
+    env = stored.study(name).environment()
+    assert set(environment()) <= set(env)
+    assert env["recorded"] or env["note"]
+    assert env["cpu"] in stored.study(name).made_on()
+
+
+@pytest.mark.parametrize("name", sorted(stored.STUDIES))
+def test_each_command_names_a_runnable_module(name):
+    command = stored.study(name).command.split()
+    assert command[:2] == ["python", "-m"]
+    spec = importlib.util.find_spec(command[2])
+    assert spec is not None and spec.origin.endswith(".py")
+    assert "__main__" in open(spec.origin, encoding="utf-8").read()
+
+
+def test_record_environment_writes_this_process_beside_the_data(tmp_path):
+    data = tmp_path / "sweep.csv"
+    data.write_text("a\n1\n")
+    record = stored.record_environment(data)
+    assert record == tmp_path / "sweep.environment.json"
+    written = json.loads(record.read_text())
+    assert written["recorded"] is True and written["torch"] == environment()["torch"]
+
+
+def test_a_chapter_table_lists_only_that_chapters_studies():
+    table = stored.studies_table(6)
+    assert set(table["study"]) == {n for n, s in stored.STUDIES.items() if s.chapter == 6}
+    assert len(stored.studies_table()) == len(stored.STUDIES)
+
+
+def test_an_unknown_study_is_refused():
+    with pytest.raises(ValueError, match="name"):
+        stored.study("no-such-study")
