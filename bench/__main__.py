@@ -21,7 +21,7 @@ from .site_bench import page_weights
 
 REPO = Path(__file__).resolve().parent.parent
 SECTIONS = ("book", "training", "translation", "decoding", "attention", "site", "explorer",
-            "test")
+            "numeric-paths", "test")
 OPTIONAL_SECTIONS = ("baseline",)  # run only when named in --only
 # a module only chapter 6 imports: the "edit one chapter-specific module" rebuild
 TOUCH_MODULE = (REPO / "code" / "transformer_course" / "experiments" / "ch6_training"
@@ -104,6 +104,15 @@ def main(argv: list[str] | None = None) -> int:
         results["baseline"] = run_baseline_bench(
             args.book.resolve(), args.baseline.resolve(), Path(sys.prefix), args.jobs,
             args.repeats)
+    if "numeric-paths" in sections and not args.quick:
+        from .numeric_paths import run_numeric_paths_bench
+
+        import toc_chapters  # tools/, on the path through toc_pages
+
+        book = args.book.resolve()
+        toc_pages(book)
+        chapters = toc_chapters.chapters(book, notebooks_only=True)
+        results["numeric_paths"] = run_numeric_paths_bench(book, chapters, args.jobs)
     if "test" in sections:  # last: after the book is built, as `make test` finds it in CI
         results["test"] = run_test_bench(REPO, jobs=args.jobs)
 

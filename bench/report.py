@@ -157,6 +157,10 @@ def render(results: dict) -> str:
             f"{threads(s['threads'])}; matmul {mm['n']}x{mm['n']}: {mm['gflops']:.1f} GFLOP/s)\n"
             + format_table(["T", "path", "median ms", "min ms", "max ms", "peak MiB", "GFLOP/s",
                             "of matmul", "/ sdpa"], rows))
+    if results.get("numeric_paths"):
+        from .numeric_paths import render_numeric_paths
+
+        parts.append(render_numeric_paths(results["numeric_paths"]))
     site = results.get("site")
     if site:
         rows = [[p["page"], f"{p['html_bytes'] / 1e3:.0f}", p["images"],

@@ -234,3 +234,24 @@ def test_baseline_section_alternates_clean_builds_of_both_checkouts(tmp_path, ca
     assert render({"baseline": result}) in capsys.readouterr().out
     with pytest.raises(SystemExit):
         main(["--only", "baseline", "--out", str(out)])  # no --baseline given
+
+
+def test_numeric_path_movements_measure_each_glued_number_against_the_native_run():
+    from bench.numeric_paths import movements, render_numeric_paths
+
+    def run(accuracy: float, seconds: float) -> dict:
+        return {"ch": {"passed": True, "seconds": 1.0, "error": "",
+                       "glued": {"acc": accuracy, "steps": 100, "t-timed": seconds,
+                                 "word": "five"}}}
+
+    runs = {"native": run(0.90, 1.0), "aten-default": run(0.85, 9.0),
+            "mkl-compatible": run(0.93, 2.0)}
+    rows = {r["key"]: r for r in movements(runs)}
+    assert set(rows) == {"acc", "steps"}  # timings and words are not arithmetic
+    assert rows["acc"]["moved"] == pytest.approx(0.05)
+    assert rows["acc"]["relative"] == pytest.approx(0.05 / 0.90)
+    assert rows["steps"]["moved"] == 0
+    paths = {name: {c: {k: r[k] for k in ("passed", "seconds", "error")} for c, r in v.items()}
+             for name, v in runs.items()}
+    text = render_numeric_paths({"paths": paths, "movements": list(rows.values())})
+    assert "acc" in text and "1 of 2 glued numbers did not move" in text
