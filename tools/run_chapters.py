@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 import time
@@ -28,6 +29,7 @@ from typing import Any
 
 STRICT_ENV = "TRANSFORMER_COURSE_STRICT"  # transformer_course.claims.STRICT_ENV
 GLUE_MIME = "text/plain"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 @dataclass
@@ -84,7 +86,7 @@ def run_one(path: str, timeout: int) -> Outcome:
         try:
             client.execute(cwd=folder)
         except CellExecutionError as error:
-            lines = str(error).strip().splitlines()
+            lines = ANSI.sub("", str(error)).strip().splitlines()
             return Outcome(path, False, time.perf_counter() - start, "\n".join(lines[-12:]))
     return Outcome(path, True, time.perf_counter() - start, glued=glued_values(notebook))
 
