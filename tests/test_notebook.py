@@ -27,6 +27,7 @@ from transformer_course.notebook import (
     glue_figure,
     glue_number,
     glue_table,
+    glue_text,
     plain_number,
     seed_everything,
     setup_notebook,
@@ -165,6 +166,14 @@ def test_glue_table_glues_markdown_for_a_numbered_table(published: list[dict[str
     assert [c.strip() for c in tables[1][0].split("|")[1:-1]] == ["name", "h"]
     assert [c.strip() for c in tables[2][0].split("|")[1:-1]] == ["", "w"]
     assert [c.strip() for c in tables[2][2].split("|")[1:-1]] == ["q1", "0.5"]
+
+
+def test_glue_text_glues_words_shown_without_quotes(published: list[dict[str, Any]]) -> None:
+    glue_text("ch0-words", "faster than")
+    assert published[0]["metadata"]["scrapbook"]["name"] == "ch0-words"
+    assert published[0]["data"][GLUE_PREFIX + "text/plain"] == "faster than"
+    with pytest.raises(TypeError, match="text"):
+        glue_text("ch0-words", 3)
 
 
 @pytest.mark.parametrize("table", [[1, 2], np.zeros((2, 2)), {"a": [1]}, "table",

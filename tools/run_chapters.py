@@ -55,19 +55,22 @@ def read(path: Path) -> Any:
 
 def glued_values(notebook: Any) -> dict[str, Any]:
     """Every number or text a notebook glued, by key (myst-nb keeps the key in the output's
-    ``scrapbook`` metadata); figures and tables are left out."""
+    ``scrapbook`` metadata and prefixes the MIME types); figures and tables are left out."""
+    import ast
+
     values: dict[str, Any] = {}
     for cell in notebook.cells:
         for output in cell.get("outputs", []):
-            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
-            data = output.get("data", {})
-            if not name or set(data) - {GLUE_MIME}:
+            info = output.get("metadata", {}).get("scrapbook") or {}
+            prefix = info.get("mime_prefix", "")
+            data = {mime[len(prefix):]: v for mime, v in output.get("data", {}).items()}
+            if not info.get("name") or set(data) != {GLUE_MIME}:
                 continue
-            text = data.get(GLUE_MIME, "")
+            text = data[GLUE_MIME]
             try:
-                values[name] = json.loads(text) if isinstance(text, str) else text
-            except json.JSONDecodeError:
-                values[name] = text
+                values[info["name"]] = ast.literal_eval(text)
+            except (ValueError, SyntaxError):
+                values[info["name"]] = text
     return values
 
 

@@ -128,6 +128,27 @@ def glue_number(key: str, value: Any) -> None:
     glue(key, number, display=False)
 
 
+class _Words:
+    """Text glued to be shown as it is (a glued ``str`` shows its quotes)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def glue_text(key: str, text: str) -> None:
+    """Glue words, e.g. chosen from this run's data ("faster than"), for an inline
+    ``{glue:text}`` role; the page shows them without quotes."""
+    from myst_nb import glue
+
+    _check_key(key)
+    if not isinstance(text, str):
+        raise TypeError(f"text must be a str; got {type(text).__name__}")
+    glue(key, _Words(text), display=False)
+
+
 def glue_table(key: str, table: Any) -> None:
     """Glue a pandas ``DataFrame`` as a Markdown table, for a numbered ``{table}`` directive
     whose body is ``{glue:md}`` with ``:format: myst``.
