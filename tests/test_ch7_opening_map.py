@@ -1,5 +1,6 @@
 """Tests for experiments.ch7_translation.opening_map: the stored map chapter 1 opens with, and
-the comparison that lets chapter 7's build catch a stale file."""
+the reading that chapter 7's live model must share with it (not its weights, which move with the
+CPU's kernels)."""
 
 import copy
 
@@ -20,18 +21,50 @@ def test_the_stored_map_is_a_distribution_over_the_source_per_target_token():
     assert stored["masked_word"] in stored["source"]
 
 
-def test_differences_finds_a_moved_weight_and_a_changed_token():
+def test_disagreements_find_a_changed_reading_not_a_moved_weight():
     stored = opening_map.stored()
-    assert opening_map.differences(stored, copy.deepcopy(stored)) == []
-    close = copy.deepcopy(stored)
-    close["weights"][0][0] += opening_map.TOLERANCE / 2
-    assert opening_map.differences(close, stored) == []
+    assert opening_map.disagreements(stored, copy.deepcopy(stored)) == []
+    # a weight that moves while the row's strongest column and its lead stay: the same reading
     moved = copy.deepcopy(stored)
-    moved["weights"][0][0] += 2 * opening_map.TOLERANCE
-    assert len(opening_map.differences(moved, stored)) == 1
+    row = moved["weights"][0]
+    top = row.index(max(row))
+    second = sorted(row)[-2]
+    shift = (row[top] - second - opening_map.LEAD) / 3
+    row[top] -= shift
+    row[(top + 1) % len(row)] += shift
+    assert opening_map.disagreements(moved, stored) == []
+    # the strongest column of a row it reads changes: a different reading
+    swapped = copy.deepcopy(stored)
+    for r in opening_map.READ_ROWS[1:2]:
+        weights = swapped["weights"][r]
+        first, second = sorted(range(len(weights)), key=weights.__getitem__)[-2:][::-1]
+        weights[first], weights[second] = weights[second], weights[first]
+    assert "strongest" in opening_map.disagreements(swapped, stored)
+    # a lead too small to trust, in either map
+    weak = copy.deepcopy(stored)
+    weights = weak["weights"][0]
+    top = weights.index(max(weights))
+    runner = sorted(range(len(weights)), key=weights.__getitem__)[-2]
+    middle = (weights[top] + weights[runner]) / 2
+    weights[top], weights[runner] = middle + opening_map.LEAD / 4, middle - opening_map.LEAD / 4
+    assert [d.split(" ")[0] for d in opening_map.disagreements(stored, weak)] == ["lead"]
     renamed = copy.deepcopy(stored)
     renamed["masked_translation"] = "null"
-    assert opening_map.differences(renamed, stored) == ["masked_translation"]
+    assert opening_map.disagreements(renamed, stored) == ["masked_translation"]
+
+
+def test_the_stored_map_reads_as_chapter_1_says():
+    reading = opening_map.reading(opening_map.stored())
+    assert reading["strongest"] == ["five", "-", "forty"]
+    assert reading["translation"] == "fünfundvierzig" and reading["masked_word"] == "five"
+    assert min(reading["lead"]) >= opening_map.LEAD
+
+
+def test_the_stored_map_has_an_environment_record():
+    from transformer_course.stored import study
+
+    record = study("ch7-opening-map").environment()
+    assert record["recorded"] is True and record["threads"] == 1
 
 
 @pytest.fixture(scope="module")
