@@ -31,6 +31,7 @@ from transformer_course.core.model import TransformerConfig
 from transformer_course.core.training import TrainConfig
 from transformer_course.experiments.ch6_training import recipes, task_training
 from transformer_course.notebook import set_threads
+from transformer_course.stored import record_environment
 
 STORED = Path(__file__).with_name("norm_warmup.csv")
 COLUMNS = ("variant", "peak_lr", "seed", "accuracy", "final_loss", "max_loss", "prefix_loss")
@@ -155,6 +156,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     torch.manual_seed(0)
     start = time.process_time()
     sweep(progress=True).to_csv(args.out, index=False)
+    record_environment(args.out)
     print(f"{time.process_time() - start:.0f} CPU s, written to {args.out}", file=sys.stderr)
 
 
