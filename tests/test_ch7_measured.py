@@ -3,13 +3,15 @@
 The whole file costs about 2.5 CPU-hours, so the suite does not remeasure it. It checks instead
 that each table's function returns a table with the stored names (on a small corpus and a 4-step
 budget), that the writer and the reader round-trip, that runs of the same configuration stored
-in different tables agree, and it reruns one stored cell at full size.
+in different tables agree, and it reruns one stored cell at full size, comparing the statistic
+the chapter quotes within a tolerance measured across numeric paths (not the stored bits).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from transformer_course.experiments.ch7_translation import corpus, data, measure, studies
@@ -115,14 +117,29 @@ def test_runs_of_one_configuration_agree_across_tables() -> None:
         row["test"]["exact_match"] for row in MEASURED["MAIN"]]
 
 
+# How far the statistic the chapter quotes from TABLE3_SHORT's "N = 1" (the median over seeds 0,
+# 1 and 2 after 200 steps) moved from the stored study when remeasured on three numeric paths of
+# another Xeon than the study's (native AVX-512, ATEN_CPU_CAPABILITY=default, MKL_CBWR=COMPATIBLE):
+# exact match by 0.35 to 0.55 points, perplexity by 0.001 to 0.002. The tolerances allow about
+# three and five times the largest move.
+N1_EXACT_TOLERANCE = 1.5
+N1_PPL_TOLERANCE = 0.01
+
+
 def test_one_stored_cell_remeasured_at_full_size() -> None:
-    """TABLE3_SHORT's "N = 1" (one layer each side, the cheapest variant), seed 0: 200 steps on
-    the chapter's data. Training is deterministic here; another CPU may round differently, hence
-    the slack."""
+    """TABLE3_SHORT's "N = 1" (one layer each side, the cheapest variant), seeds 0, 1 and 2: 200
+    steps on the chapter's data. Not the stored bits (another CPU picks other kernels and trains
+    slightly different weights): the median the chapter quotes, within a tolerance measured
+    across numeric paths, and the chapter's claim that one layer is worse per step than the
+    baseline."""
     german = corpus.prepare(data.split_numbers())
     variants = [v for v in studies.TABLE3_VARIANTS if v.name == "N = 1"]
-    cell = measure.table3_short(german, seeds=(0,), variants=variants)["N = 1"]
+    cell = measure.table3_short(german, variants=variants)["N = 1"]
     stored = MEASURED["TABLE3_SHORT"]["N = 1"]
-    assert cell["params"] == stored["params"]
-    assert cell["exact_uniform"][0] == pytest.approx(stored["exact_uniform"][0], abs=1.0)
-    assert cell["perplexity"][0] == pytest.approx(stored["perplexity"][0], abs=0.01)
+    assert cell["params"] == stored["params"]  # a count: exact on any CPU
+    exact, ppl = (float(np.median(cell[k])) for k in ("exact_uniform", "perplexity"))
+    assert exact == pytest.approx(float(np.median(stored["exact_uniform"])),
+                                  abs=N1_EXACT_TOLERANCE)
+    assert ppl == pytest.approx(float(np.median(stored["perplexity"])), abs=N1_PPL_TOLERANCE)
+    baseline = float(np.median(MEASURED["TABLE3_SHORT"]["baseline"]["exact_uniform"]))
+    assert exact < baseline  # "fewer layers are worse per step"
