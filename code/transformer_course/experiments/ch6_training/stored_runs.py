@@ -12,11 +12,17 @@ right), and score greedy decoding on the test set.
   included) and the first two departures, each at the recipe's learning rate times every
   factor of ``ablations.LR_FACTORS``, extended by ``extend_sweep``'s rule where a variant did
   best at the edge; one row per variant, factor and seed (``ablations.run_lr_sweep``'s columns).
-- ``warmup_runs.csv``: the copy recipe without warm-up at its own peak rate, and with and
-  without warm-up at the paper's peak rate (``recipes.paper_peak``); one row per setting and
-  seed, with the training loss at every step (space-separated) and the test accuracy.
+- ``warmup_runs.csv``: the copy recipe with and without warm-up at its own peak rate and at the
+  paper's peak rate (``recipes.paper_peak``); one row per setting and seed, with the training
+  loss at every step (space-separated; the recipe with warm-up stops at its first check with
+  every validation sequence right, the others run the whole budget) and the test accuracy.
 
-Regenerate them (on one thread: about 10 s, 5 min and 1 min) with
+Each command writes its data file and, beside it, the record of the environment that made it
+(``<stem>.environment.json``, ``transformer_course.stored.record_environment``); the registry
+of stored studies (``transformer_course.stored.STUDIES``) names them ``ch6-uniform-lengths``,
+``ch6-ablation-sweep`` and ``ch6-warmup-runs``.
+
+Regenerate them (on one thread: about 10 s, 5 min and 30 s) with
 
     python -m transformer_course.experiments.ch6_training.stored_runs uniform-lengths
     python -m transformer_course.experiments.ch6_training.stored_runs ablation-sweep
@@ -34,6 +40,8 @@ from pathlib import Path
 
 import pandas as pd
 import torch
+
+from transformer_course.stored import record_environment
 
 from . import recipes
 from .ablations import (
@@ -53,8 +61,8 @@ SEEDS = (0, 1, 2)
 BUDGET = 150  # chapter 6's budget of steps for every comparison with the recipe
 SWEPT = DEFAULT_ABLATIONS + recipes.RECIPE_DEPARTURES[:2]  # every variant the sweep trains
 MAX_EXTENSIONS = 2  # at most this many factors added beyond either end of LR_FACTORS
-WARMUP_SETTINGS = ("recipe's peak, no warm-up", "paper's peak, warm-up",
-                   "paper's peak, no warm-up")
+WARMUP_SETTINGS = ("recipe's peak, warm-up", "recipe's peak, no warm-up",
+                   "paper's peak, warm-up", "paper's peak, no warm-up")
 
 
 def comparison_setup() -> tuple:
@@ -122,8 +130,9 @@ def stored_ablation_sweep() -> pd.DataFrame:
 
 def warmup_runs(settings: Sequence[str] = WARMUP_SETTINGS,
                 seeds: tuple[int, ...] = SEEDS) -> pd.DataFrame:
-    """The copy recipe at the recipe's or the paper's peak, with or without warm-up, for the
-    whole budget; one row per setting and seed, "losses" the list of the loss at every step."""
+    """The copy recipe at the recipe's or the paper's peak, with or without warm-up, within the
+    budget (the recipe's stopping rule applies); one row per setting and seed, "losses" the
+    list of the loss at every step."""
     known = {f"{peak} peak, {warmup}" for peak in ("recipe's", "paper's")
              for warmup in ("warm-up", "no warm-up")}
     if isinstance(settings, str) or not set(settings) <= known:
@@ -163,6 +172,7 @@ def _main() -> None:
         path, table = WARMUP_RUNS, warmup_runs()
         table["losses"] = [" ".join(f"{x:.6f}" for x in run) for run in table["losses"]]
     table.to_csv(path, index=False, float_format="%.6f")
+    record_environment(path)
     print(path.read_text()[:4000])
 
 
