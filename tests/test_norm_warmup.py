@@ -48,3 +48,10 @@ def test_the_stored_sweep_holds_every_variant_rate_and_seed() -> None:
     cells = set(zip(table["variant"], table["peak_lr"], table["seed"], strict=True))
     assert cells == {(v.name, lr, s) for v in nw.VARIANTS for lr in nw.PEAK_LRS
                      for s in nw.SEEDS}
+
+
+def test_replay_refuses_a_study_whose_warm_up_ends_before_the_replayed_steps() -> None:
+    short = nw.StudyConfig(num_layers=1, d_model=16, num_heads=2, d_ff=32, steps=40,
+                           warmup_fraction=0.25, batch_size=16)  # 10 warm-up steps < PREFIX
+    with pytest.raises(ValueError, match="config"):
+        nw.replay(POST_COLD, 2e-3, 0, short)

@@ -11,8 +11,11 @@ budget (or, without warm-up, the peak rate held from step 1), then linear decay 
 with the paper's betas and epsilon, label smoothing 0.1, no dropout. A run is scored by its
 held-out sequence accuracy (teacher-forced exact match on chapter 6's 500 validation pairs) at
 the end of the budget. Training is deterministic on one machine; another CPU may round
-differently. Chapter 5 replays the first :data:`PREFIX` steps of one stored run
-(:func:`replay`) and checks its loss there against the stored ``prefix_loss``.
+differently, so the sweep is a stored study (``ch5-norm-warmup`` in
+:mod:`transformer_course.stored`), written with a record of the machine that made it
+(``norm_warmup.environment.json``). Chapter 5 replays the first :data:`PREFIX` steps of one
+stored run (:func:`replay`) and checks its loss there against the stored ``prefix_loss``
+within a tolerance measured across numeric paths.
 """
 
 from __future__ import annotations
@@ -124,7 +127,9 @@ def replay(variant: Variant, peak_lr: float, seed: int, config: StudyConfig = St
     """The training loss at step :data:`PREFIX` of one run, replayed from the start: a few
     seconds instead of the run's half-minute. The rates of the warm-up steps do not depend on
     the budget, so while :data:`PREFIX` is within the warm-up these steps are the run's."""
-    assert PREFIX <= round(config.warmup_fraction * config.steps), "past the warm-up"
+    if PREFIX > round(config.warmup_fraction * config.steps):
+        raise ValueError(f"config must warm up for at least the {PREFIX} replayed steps; got "
+                         f"{round(config.warmup_fraction * config.steps)} warm-up steps")
     return run(variant, peak_lr, seed, config, steps=PREFIX)["prefix_loss"]
 
 
