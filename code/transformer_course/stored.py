@@ -26,7 +26,7 @@ class StoredStudy:
     """One stored study: its data file, the command that remakes it and what that costs."""
 
     name: str  # how pages cite it, "ch2-lr-sweep"
-    chapter: int  # the chapter that reads it
+    chapters: tuple[int, ...]  # the chapters that read it
     path: Path  # the data file
     command: str  # regenerates the file and its environment record
     cost: str  # on one thread of the machine it was made on
@@ -47,25 +47,26 @@ class StoredStudy:
         return line if env.get("recorded", True) else f"{line} (reconstructed: {env['note']})"
 
 
-def _study(name: str, chapter: int, relative: str, module: str, args: str, cost: str) -> StoredStudy:
+def _study(name: str, chapters: tuple[int, ...], relative: str, module: str, args: str,
+           cost: str) -> StoredStudy:
     command = f"python -m transformer_course.experiments.{module}" + (f" {args}" if args else "")
-    return StoredStudy(name, chapter, EXPERIMENTS / relative, command, cost)
+    return StoredStudy(name, chapters, EXPERIMENTS / relative, command, cost)
 
 
 STUDIES: dict[str, StoredStudy] = {study.name: study for study in (
-    _study("ch2-lr-sweep", 2, "ch2_scaled_dot_product_attention/lr_sweep.csv",
+    _study("ch2-lr-sweep", (2,), "ch2_scaled_dot_product_attention/lr_sweep.csv",
            "ch2_scaled_dot_product_attention.lr_sweep", "", "about 5 CPU-minutes"),
-    _study("ch5-norm-warmup", 5, "ch5_full_model/norm_warmup.csv",
+    _study("ch5-norm-warmup", (5,), "ch5_full_model/norm_warmup.csv",
            "ch5_full_model.norm_warmup", "", "about 8 CPU-minutes"),
-    _study("ch6-uniform-lengths", 6, "ch6_training/uniform_lengths.csv",
+    _study("ch6-uniform-lengths", (6,), "ch6_training/uniform_lengths.csv",
            "ch6_training.stored_runs", "uniform-lengths", "about 10 CPU-seconds"),
-    _study("ch6-ablation-sweep", 6, "ch6_training/ablation_sweep.csv",
+    _study("ch6-ablation-sweep", (6,), "ch6_training/ablation_sweep.csv",
            "ch6_training.stored_runs", "ablation-sweep", "about 5 CPU-minutes"),
-    _study("ch6-warmup-runs", 6, "ch6_training/warmup_runs.csv",
+    _study("ch6-warmup-runs", (6,), "ch6_training/warmup_runs.csv",
            "ch6_training.stored_runs", "warmup", "about 1 CPU-minute"),
-    _study("ch7-opening-map", 1, "ch7_translation/opening_map.json",
+    _study("ch7-opening-map", (1, 7), "ch7_translation/opening_map.json",
            "ch7_translation.opening_map", "", "about 1 CPU-minute"),
-    _study("ch7-measured", 7, "ch7_translation/measured.json",
+    _study("ch7-measured", (7,), "ch7_translation/measured.json",
            "ch7_translation.measure", "", "about 2.5 CPU-hours"),
 )}
 
@@ -92,5 +93,5 @@ def studies_table(chapter: int | None = None) -> Any:
 
     rows = [{"study": s.name, "file": s.path.name, "made on": s.made_on(),
              "regenerate with": s.command, "cost (one thread)": s.cost}
-            for s in STUDIES.values() if chapter is None or s.chapter == chapter]
+            for s in STUDIES.values() if chapter is None or chapter in s.chapters]
     return pd.DataFrame(rows)
