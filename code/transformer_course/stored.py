@@ -57,7 +57,7 @@ STUDIES: dict[str, StoredStudy] = {study.name: study for study in (
     _study("ch2-lr-sweep", (2,), "ch2_scaled_dot_product_attention/lr_sweep.csv",
            "ch2_scaled_dot_product_attention.lr_sweep", "", "about 5 CPU-minutes"),
     _study("ch5-norm-warmup", (5,), "ch5_full_model/norm_warmup.csv",
-           "ch5_full_model.norm_warmup", "", "about 8 CPU-minutes"),
+           "ch5_full_model.norm_warmup", "", "about 7 CPU-minutes"),
     _study("ch6-uniform-lengths", (6,), "ch6_training/uniform_lengths.csv",
            "ch6_training.stored_runs", "uniform-lengths", "about 10 CPU-seconds"),
     _study("ch6-ablation-sweep", (6,), "ch6_training/ablation_sweep.csv",
