@@ -51,3 +51,13 @@ def test_the_stored_sweep_is_complete():
     assert all(seeds == list(range(config.num_seeds)) for seeds in cells)
     assert set(sweep["lr"]) == set(lr_sweep.LEARNING_RATES)
     assert sweep["accuracy"].between(0, 1).all()
+
+
+def test_the_stored_sweep_records_where_it_was_made():
+    from transformer_course.stored import study
+
+    record = study("ch2-lr-sweep")
+    assert record.path == lr_sweep.SWEEP_PATH
+    env = record.environment()
+    assert env["recorded"] and env["threads"] == 1  # main() runs the sweep on one thread
+    assert {"cpu", "cpu_capability", "torch", "numpy"} <= set(env)

@@ -10,9 +10,18 @@ and cross-entropy of every run in ``lr_sweep.csv`` (full precision). Regenerate 
 
     python -m transformer_course.experiments.ch2_scaled_dot_product_attention.lr_sweep
 
-(about 5 CPU-minutes on one thread). Training on the CPU with one thread and fixed seeds is
-deterministic, so :func:`sweep_cell` re-runs any (score, d_k, learning rate) of the file
-exactly; the chapter re-runs one at every build and checks it against the stored rows.
+(about 5 CPU-minutes on one thread), which also writes ``lr_sweep.environment.json``, the
+machine and numeric path the sweep was made on (:func:`transformer_course.stored.record_environment`;
+the registry calls it the study ``ch2-lr-sweep``).
+
+Training on the CPU with one thread and fixed seeds repeats its bits on one machine, in one
+numeric path, and only there: PyTorch, oneDNN and MKL pick their kernels by the CPU they find
+(and by ``ATEN_CPU_CAPABILITY`` and ``MKL_CBWR``), another kernel adds in another order, and
+training amplifies the rounding as it would a change of seed. So :func:`sweep_cell` re-runs a
+(score, d_k, learning rate) of the file exactly only on the machine that made it; elsewhere it
+gives other per-seed numbers, and what carries over is the statistics. The chapter re-runs one
+cell at every execution and checks its median over seeds against the stored one, within the
+tolerance measured by regenerating the whole sweep on three numeric paths.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from ...stored import record_environment
 from .score_functions import (
     TRAINING,
     RetrievalModel,
@@ -49,7 +59,7 @@ def sweep_cell(score: str, d_k: int, lr: float,
         one row per seed: ``score``, ``d_k``, ``lr``, ``seed``, ``accuracy``, ``loss``.
     """
     previous = torch.get_num_threads()
-    torch.set_num_threads(1)  # one thread: the same sums in the same order on every run
+    torch.set_num_threads(1)  # one thread: the same sums in the same order on every run here
     try:
         cell = replace(config, training=replace(config.training, peak_lr=lr))
         accuracy, loss = train_one(score, d_k, cell)
@@ -135,11 +145,14 @@ def adam_equivalence(d_k: int, lr: float, config: ScoreComparisonConfig = SWEEP,
 
 
 def main() -> None:
-    """Run the whole sweep and write it to ``lr_sweep.csv``."""
+    """Run the whole sweep on one thread, write it to ``lr_sweep.csv`` and record the
+    environment it ran in beside it (``lr_sweep.environment.json``)."""
     torch.use_deterministic_algorithms(True)
+    torch.set_num_threads(1)
     start = time.process_time()
     sweep = run_sweep()
     sweep.to_csv(SWEEP_PATH, index=False, float_format="%.17g")
+    record_environment(SWEEP_PATH)
     print(f"{len(sweep)} runs in {time.process_time() - start:.0f} CPU s, written to "
           f"{SWEEP_PATH}", file=sys.stderr)
 
