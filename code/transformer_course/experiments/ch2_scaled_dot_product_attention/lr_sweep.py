@@ -11,8 +11,9 @@ and cross-entropy of every run in ``lr_sweep.csv`` (full precision). Regenerate 
     python -m transformer_course.experiments.ch2_scaled_dot_product_attention.lr_sweep
 
 (about 5 CPU-minutes on one thread), which also writes ``lr_sweep.environment.json``, the
-machine and numeric path the sweep was made on (:func:`transformer_course.stored.record_environment`;
-the registry calls it the study ``ch2-lr-sweep``).
+machine and numeric path the sweep was made on
+(:func:`transformer_course.stored.record_environment`; the registry calls it the study
+``ch2-lr-sweep``).
 
 Training on the CPU with one thread and fixed seeds repeats its bits on one machine, in one
 numeric path, and only there: PyTorch, oneDNN and MKL pick their kernels by the CPU they find
