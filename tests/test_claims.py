@@ -33,13 +33,13 @@ def test_a_failing_claim_stops_a_strict_run_naming_claim_numbers_and_path(strict
 
 
 def test_a_holding_claim_is_silent_in_a_strict_run(strict, capsys):
-    assert claim("two plus two is four", 2 + 2 == 4, total=4) is True
+    claim("two plus two is four", 2 + 2 == 4, total=4)
     assert capsys.readouterr().out == ""
 
 
 @pytest.mark.parametrize("holds", [True, False, np.bool_(False), torch.tensor(True)])
 def test_a_reader_run_never_raises_and_reports_one_line(reader, capsys, holds):
-    assert claim("accuracy above 0.9", holds, accuracy=0.87) is bool(holds)
+    claim("accuracy above 0.9", holds, accuracy=0.87)
     lines = capsys.readouterr().out.strip().splitlines()
     assert len(lines) == 1
     assert "accuracy above 0.9" in lines[0] and "0.87" in lines[0]

@@ -20,6 +20,7 @@ import jupytext
 import nbformat
 import pytest
 from bs4 import BeautifulSoup
+from IPython.core.inputtransformer2 import TransformerManager
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -123,8 +124,8 @@ def assert_lines(notebook: nbformat.NotebookNode) -> list[str]:
     statement, and every ``assert`` node of its code cells however it is written."""
     found = [line for cell in notebook.cells for line in ASSERT_LINE.findall(cell.source)]
     for cell in notebook.cells:
-        if cell.cell_type == "code" and not cell.source.lstrip().startswith(("%", "!")):
-            tree = ast.parse(cell.source)
+        if cell.cell_type == "code":
+            tree = ast.parse(TransformerManager().transform_cell(cell.source))  # magics too
             found += [ast.unparse(n) for n in ast.walk(tree) if isinstance(n, ast.Assert)]
     return found
 

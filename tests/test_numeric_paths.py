@@ -39,5 +39,4 @@ def test_the_download_runs_to_its_end_with_every_claim_holding(built_site, path,
          "--set", NUMERIC_PATHS[path], "--set", "OMP_NUM_THREADS=1", "--glued", str(out),
          str(download)], capture_output=True, text=True, timeout=1200, cwd=REPO)
     assert run.returncode == 0, run.stdout[-4000:] + run.stderr[-2000:]
-    outcome = json.loads(out.read_text())["outcomes"][0]
-    assert outcome["passed"] and outcome["glued"]
+    assert json.loads(out.read_text())["outcomes"][0]["passed"]

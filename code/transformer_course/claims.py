@@ -101,12 +101,13 @@ def _shown(value: Any) -> str:
     return repr(value)[:300]
 
 
-def claim(text: str, holds: Any, **numbers: Any) -> bool:
+def claim(text: str, holds: Any, **numbers: Any) -> None:
     """Check a claim the prose makes: ``text`` quotes or names it, ``holds`` is whether this run
     bears it out, and ``numbers`` are the values it rests on (shown when it is reported).
 
-    Strict (the build): raises :class:`ClaimFailed` when it does not hold. Otherwise prints one
-    line saying whether it holds on this machine, and returns ``bool(holds)``.
+    Strict (the build): raises :class:`ClaimFailed` when it does not hold, and says nothing when
+    it does. Otherwise prints one line saying whether it holds on this machine. Returns nothing,
+    so a claim that ends a cell adds no output to it.
     """
     if not isinstance(text, str) or not text.strip():
         raise TypeError(f"text must be a non-empty string naming the claim; got {text!r}")
@@ -116,8 +117,7 @@ def claim(text: str, holds: Any, **numbers: Any) -> bool:
         if not held:
             raise ClaimFailed(f"the claim {text!r} does not hold on this numeric path "
                               f"[{numeric_path()}]" + (f": {shown}" if shown else ""))
-        return held
+        return
     verdict = "holds" if held else "does NOT hold on this machine (the chapter goes on)"
     print(f"{'✓' if held else '✗'} claim {text!r} {verdict}" + (f"; your run: {shown}" if shown
                                                                  else ""))
-    return held
