@@ -105,9 +105,9 @@ def main(argv: list[str] | None = None) -> int:
             args.book.resolve(), args.baseline.resolve(), Path(sys.prefix), args.jobs,
             args.repeats)
     if "numeric-paths" in sections and not args.quick:
-        from .numeric_paths import run_numeric_paths_bench
-
         import toc_chapters  # tools/, on the path through toc_pages
+
+        from .numeric_paths import run_numeric_paths_bench
 
         book = args.book.resolve()
         toc_pages(book)

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from transformer_course import claims
-from transformer_course.claims import ClaimFailed, claim, environment, numeric_path
+from transformer_course.claims import ClaimError, claim, environment, numeric_path
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def reader(monkeypatch):
 
 
 def test_a_failing_claim_stops_a_strict_run_naming_claim_numbers_and_path(strict):
-    with pytest.raises(ClaimFailed) as failure:
+    with pytest.raises(ClaimError) as failure:
         claim("every seed aligns at least 0.95", 0.931 >= 0.95, worst_seed=0.931)
     message = str(failure.value)
     assert "every seed aligns at least 0.95" in message

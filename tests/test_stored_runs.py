@@ -1,6 +1,6 @@
 """Tests for chapter 6's stored runs (experiments/ch6_training/stored_runs.py): the stored data is
-what the module says it stores (chapter 6 replays one run of each and compares what it quotes), and the rule that
-extends a sweep past its ends."""
+what the module says it stores (chapter 6 replays one run of each and compares what it quotes),
+and the rule that extends a sweep past its ends."""
 
 from __future__ import annotations
 

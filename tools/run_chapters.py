@@ -1,4 +1,4 @@
-"""Run chapters top to bottom in fresh kernels, each in a temporary folder, on a chosen numeric path.
+"""Run chapters top to bottom in fresh kernels, each in a temporary folder, on a numeric path.
 
 A chapter is a MyST source (``book/*.md``, read with jupytext) or a notebook (a download,
 ``_build/html/_sources/*.ipynb``). Each runs as a reader would run it: a fresh kernel whose working

@@ -1,11 +1,11 @@
-"""Claims a chapter's prose makes, checked wherever the chapter runs, and the numeric path it ran on.
+"""Claims a chapter's prose makes, checked wherever the chapter runs; the numeric path it ran on.
 
 A chapter states a claim ("scaled attention stays above 99 % from d_k = 64 on") and then checks it
 with :func:`claim`, giving the numbers the claim rests on. What happens when the claim does not
 hold depends on who runs the chapter:
 
 * **The build is strict.** ``make book`` (and every test that executes a chapter) sets
-  :data:`STRICT_ENV`; a claim that fails there raises :class:`ClaimFailed`, whose message names
+  :data:`STRICT_ENV`; a claim that fails there raises :class:`ClaimError`, whose message names
   the claim, its numbers and the numeric path, and the build stops.
 * **A reader's run is friendly.** A downloaded notebook, the student edition, Binder, Colab and
   ``make lab`` run without it: each claim prints one line ("holds" or "does not hold on this
@@ -33,7 +33,7 @@ STRICT_ENV = "TRANSFORMER_COURSE_STRICT"
 NUMERIC_ENV = ("ATEN_CPU_CAPABILITY", "MKL_CBWR", "ONEDNN_MAX_CPU_ISA", "OMP_NUM_THREADS")
 
 
-class ClaimFailed(AssertionError):
+class ClaimError(AssertionError):
     """A claim the prose makes does not hold in a strict (build) run."""
 
 
@@ -105,7 +105,7 @@ def claim(text: str, holds: Any, **numbers: Any) -> None:
     """Check a claim the prose makes: ``text`` quotes or names it, ``holds`` is whether this run
     bears it out, and ``numbers`` are the values it rests on (shown when it is reported).
 
-    Strict (the build): raises :class:`ClaimFailed` when it does not hold, and says nothing when
+    Strict (the build): raises :class:`ClaimError` when it does not hold, and says nothing when
     it does. Otherwise prints one line saying whether it holds on this machine. Returns nothing,
     so a claim that ends a cell adds no output to it.
     """
@@ -115,7 +115,7 @@ def claim(text: str, holds: Any, **numbers: Any) -> None:
     shown = ", ".join(f"{name} = {_shown(value)}" for name, value in numbers.items())
     if strict():
         if not held:
-            raise ClaimFailed(f"the claim {text!r} does not hold on this numeric path "
+            raise ClaimError(f"the claim {text!r} does not hold on this numeric path "
                               f"[{numeric_path()}]" + (f": {shown}" if shown else ""))
         return
     verdict = "holds" if held else "does NOT hold on this machine (the chapter goes on)"
