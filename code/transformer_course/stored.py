@@ -87,11 +87,24 @@ def record_environment(path: Path) -> Path:
     return record
 
 
+def _made_on_short(study: StoredStudy) -> str:
+    """CPU, kernel level, torch and threads: what a table has room for."""
+    env = study.environment()
+    if not env.get("recorded", True):
+        return "not recorded (made before environments were)"
+    threads = env["threads"]
+    return (f"{env['cpu']} ({env['cpu_capability']}), torch {env['torch']}, "
+            f"{threads} thread{'s' if threads != 1 else ''}")
+
+
 def studies_table(chapter: int | None = None) -> Any:
-    """The registry (or one chapter's studies) as a table: study, file, made on, command, cost."""
+    """The registry (or one chapter's studies) as a table: study, file, where it was made, the
+    regeneration command (after ``python -m transformer_course.experiments.``) and its cost."""
     import pandas as pd
 
-    rows = [{"study": s.name, "file": s.path.name, "made on": s.made_on(),
-             "regenerate with": s.command, "cost (one thread)": s.cost}
+    prefix = "python -m transformer_course.experiments."
+    rows = [{"study": s.name, "file": s.path.name, "made on": _made_on_short(s),
+             f"regenerate: {prefix}…": s.command.removeprefix(prefix),
+             "cost (one thread)": s.cost}
             for s in STUDIES.values() if chapter is None or chapter in s.chapters]
     return pd.DataFrame(rows)
