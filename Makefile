@@ -29,6 +29,10 @@ CACHE_INPUTS ?= code pyproject.toml requirements.txt
 JOBS ?= $(shell env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc 2>/dev/null \
                 || sysctl -n hw.ncpu 2>/dev/null || echo 1)
 PORT ?= 8000
+# Matplotlib's font cache beside this checkout's venv, not the user's shared one: that one holds
+# absolute paths into whichever venv last rebuilt it, and once that venv is gone a kernel can draw
+# a glyph (mathtext's italic pi) in a fallback font, so one figure's bytes differ between runs.
+export MPLCONFIGDIR ?= $(abspath $(VENV))/matplotlib
 
 .PHONY: help book test test-fast notebooks lab serve lint bench clean student pdf
 
