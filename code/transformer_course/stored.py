@@ -88,23 +88,26 @@ def record_environment(path: Path) -> Path:
 
 
 def _made_on_short(study: StoredStudy) -> str:
-    """CPU, kernel level, torch and threads: what a table has room for."""
+    """CPU, kernel level, torch and threads: what a table column has room for."""
     env = study.environment()
     if not env.get("recorded", True):
-        return "not recorded (made before environments were)"
+        return "not recorded (made before records were kept)"
+    cpu = " ".join(word for word in env["cpu"].replace("(R)", "").replace("(TM)", "").split()
+                   if word not in ("CPU", "Processor"))
     threads = env["threads"]
-    return (f"{env['cpu']} ({env['cpu_capability']}), torch {env['torch']}, "
+    return (f"{cpu} ({env['cpu_capability']}), torch {env['torch'].split('+')[0]}, "
             f"{threads} thread{'s' if threads != 1 else ''}")
 
 
 def studies_table(chapter: int | None = None) -> Any:
-    """The registry (or one chapter's studies) as a table: study, file, where it was made, the
-    regeneration command (after ``python -m transformer_course.experiments.``) and its cost."""
+    """The registry (or one chapter's studies) as a table narrow enough for a page: study, file,
+    where it was made, the module that remakes it (``python -m
+    transformer_course.experiments.chN_<chapter>.<module> [args]``) and its cost."""
     import pandas as pd
 
     prefix = "python -m transformer_course.experiments."
     rows = [{"study": s.name, "file": s.path.name, "made on": _made_on_short(s),
-             f"regenerate: {prefix}…": s.command.removeprefix(prefix),
-             "cost (one thread)": s.cost}
+             "remade by": s.command.removeprefix(prefix).split(".", 1)[1],
+             "cost (one thread)": s.cost.removeprefix("about ")}
             for s in STUDIES.values() if chapter is None or chapter in s.chapters]
     return pd.DataFrame(rows)
