@@ -76,6 +76,7 @@ def glued_values(notebook: Any) -> dict[str, Any]:
 
 def run_one(path: str, timeout: int) -> Outcome:
     """Run one chapter in a fresh kernel in an empty temporary folder."""
+    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
@@ -84,7 +85,12 @@ def run_one(path: str, timeout: int) -> Outcome:
                                        "language": "python"}
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="chapter-run-") as folder:
-        client = NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+        # Unix sockets in the run's own folder, not TCP ports: a TCP port chosen and freed before
+        # the kernel binds it can be taken by another kernel starting at the same moment (make
+        # test starts many side by side), and then the kernel dies before it replies.
+        kernel = KernelManager(kernel_name="python3", transport="ipc",
+                               ip=str(Path(folder) / "kernel"))
+        client = NotebookClient(notebook, km=kernel, timeout=timeout,
                                 resources={"metadata": {"path": folder}})
         try:
             client.execute(cwd=folder)
