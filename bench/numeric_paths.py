@@ -15,12 +15,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+from transformer_course.notebook import TIMED_SUFFIX
+
 from .stats import format_table
 
 REPO = Path(__file__).resolve().parent.parent
 PATHS = {"native": [], "aten-default": ["ATEN_CPU_CAPABILITY=default"],
          "mkl-compatible": ["MKL_CBWR=COMPATIBLE"]}
-TIMED_SUFFIX = "-timed"  # transformer_course.notebook.TIMED_SUFFIX
 # Numbers this small on every path are rounding differences (PyTorch parity, identities): their
 # relative movement says nothing about which digits of a result to trust, so the table of the
 # largest movements leaves them out (the JSON keeps them).

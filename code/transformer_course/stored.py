@@ -16,9 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .claims import environment, numeric_path
+from .claims import environment
 
 EXPERIMENTS = Path(__file__).with_name("experiments")
+
+
+def environment_path(data: Path) -> Path:
+    """Where the environment record of the data file ``data`` lies: ``<stem>.environment.json``."""
+    return data.with_name(f"{data.stem}.environment.json")
 
 
 @dataclass(frozen=True)
@@ -31,20 +36,21 @@ class StoredStudy:
     command: str  # regenerates the file and its environment record
     cost: str  # on one thread of the machine it was made on
 
-    @property
-    def environment_path(self) -> Path:
-        """The environment record beside the data: ``<stem>.environment.json``."""
-        return self.path.with_name(f"{self.path.stem}.environment.json")
-
     def environment(self) -> dict[str, Any]:
         """The environment the data was made in, as recorded beside it."""
-        return json.loads(self.environment_path.read_text(encoding="utf-8"))
+        return json.loads(environment_path(self.path).read_text(encoding="utf-8"))
 
     def made_on(self) -> str:
-        """The recorded environment as one line (see :func:`claims.numeric_path`)."""
+        """Where the data was made, short enough for a table column: CPU, torch's kernel level,
+        torch's version and threads ("Intel Xeon (AVX512), torch 2.13.0, 1 thread")."""
         env = self.environment()
-        line = numeric_path(env)
-        return line if env.get("recorded", True) else f"{line} (reconstructed: {env['note']})"
+        if not env.get("recorded", True):
+            return "not recorded (made before records were kept)"
+        cpu = " ".join(word for word in env["cpu"].replace("(R)", "").replace("(TM)", "").split()
+                       if word not in ("CPU", "Processor"))
+        threads = env["threads"]
+        return (f"{cpu} ({env['cpu_capability']}), torch {env['torch'].split('+')[0]}, "
+                f"{threads} thread{'s' if threads != 1 else ''}")
 
 
 def _study(name: str, chapters: tuple[int, ...], relative: str, module: str, args: str,
@@ -81,22 +87,10 @@ def study(name: str) -> StoredStudy:
 def record_environment(path: Path) -> Path:
     """Write this process's environment beside the data file ``path`` (its study's record);
     every regeneration command calls this after writing its data."""
-    record = path.with_name(f"{path.stem}.environment.json")
+    record = environment_path(path)
     record.write_text(json.dumps({"recorded": True, **environment()}, indent=1, sort_keys=True)
                       + "\n", encoding="utf-8")
     return record
-
-
-def _made_on_short(study: StoredStudy) -> str:
-    """CPU, kernel level, torch and threads: what a table column has room for."""
-    env = study.environment()
-    if not env.get("recorded", True):
-        return "not recorded (made before records were kept)"
-    cpu = " ".join(word for word in env["cpu"].replace("(R)", "").replace("(TM)", "").split()
-                   if word not in ("CPU", "Processor"))
-    threads = env["threads"]
-    return (f"{cpu} ({env['cpu_capability']}), torch {env['torch'].split('+')[0]}, "
-            f"{threads} thread{'s' if threads != 1 else ''}")
 
 
 def studies_table(chapter: int | None = None) -> Any:
@@ -106,7 +100,7 @@ def studies_table(chapter: int | None = None) -> Any:
     import pandas as pd
 
     prefix = "python -m transformer_course.experiments."
-    rows = [{"study": s.name, "file": s.path.name, "made on": _made_on_short(s),
+    rows = [{"study": s.name, "file": s.path.name, "made on": s.made_on(),
              "remade by": s.command.removeprefix(prefix).split(".", 1)[1],
              "cost (one thread)": s.cost.removeprefix("about ")}
             for s in STUDIES.values() if chapter is None or chapter in s.chapters]

@@ -50,6 +50,8 @@ READ_ROWS = (0, 1, 2)
 # MKL_CBWR=COMPATIBLE; the stored map's: 0.589), while single weights moved by up to 0.14 between
 # two Xeons (0.23 to an AMD EPYC); 0.2 leaves room for both.
 LEAD = 0.2
+# What a map holds besides its weights; two maps that read alike agree on all of it.
+TEXTS = ("number", "source", "target", "translation", "masked_word", "masked_translation")
 DIGITS = 4  # decimals stored per weight
 MAP_PATH = Path(__file__).with_name("opening_map.json")
 
@@ -91,8 +93,7 @@ def reading(shown: dict[str, Any]) -> dict[str, Any]:
     the row's next one (``lead``)."""
     rows = [sorted(((w, col) for col, w in enumerate(shown["weights"][r])), reverse=True)
             for r in READ_ROWS]
-    return {**{key: shown[key] for key in ("number", "source", "target", "translation",
-                                           "masked_word", "masked_translation")},
+    return {**{key: shown[key] for key in TEXTS},
             "strongest": [shown["source"][row[0][1]] for row in rows],
             "lead": [round(row[0][0] - row[1][0], 4) for row in rows]}
 
@@ -102,8 +103,7 @@ def disagreements(fresh: dict[str, Any], kept: dict[str, Any]) -> list[str]:
     a German token of :data:`READ_ROWS` whose strongest English token differs, or one whose
     strongest weight leads by less than :data:`LEAD` in either map."""
     a, b = reading(fresh), reading(kept)
-    found = [key for key in ("number", "source", "target", "translation", "masked_word",
-                             "masked_translation", "strongest") if a[key] != b[key]]
+    found = [key for key in (*TEXTS, "strongest") if a[key] != b[key]]
     weak = min(a["lead"] + b["lead"])
     if weak < LEAD:
         found.append(f"lead ({weak:.3f} < {LEAD})")
