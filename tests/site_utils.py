@@ -285,3 +285,14 @@ def glue_differences(first: dict[str, dict[str, Any]],
                     f"{str(a[mime])[:80]!r} vs {str(b[mime])[:80]!r}"
                 problems.append(f"{key} ({mime}): {shown}")
     return problems
+
+
+def package_source(dest: Path) -> Path:
+    """A copy of what pip builds the course's package from (pyproject.toml, README.md, LICENSE,
+    code/) in ``dest``: building from the checkout itself would leave setuptools' build/ there."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy2(REPO / name, dest / name)
+    shutil.copytree(REPO / "code", dest / "code",
+                    ignore=shutil.ignore_patterns("*.egg-info", "__pycache__"))
+    return dest

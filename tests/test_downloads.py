@@ -137,3 +137,19 @@ def test_a_downloaded_notebook_holds_no_assert(source: Path) -> None:
     download are claims (transformer_course.claims), strict only in the build."""
     notebook = nbformat.read(SITE / "_sources" / source.with_suffix(".ipynb"), as_version=4)
     assert assert_lines(notebook) == []
+
+
+@pytest.mark.parametrize("source", [p for p in PAGES if toc_chapters.is_notebook(ROOT / p)],
+                         ids=lambda p: p.stem)
+def test_a_download_installs_the_package_at_a_commit_of_this_repository(source: Path) -> None:
+    """Colab runs a download's first code cell: it must install a fixed commit (one of this
+    repository's), not a branch that moves on after the notebook was built."""
+    import subprocess
+
+    notebook = nbformat.read(SITE / "_sources" / source.with_suffix(".ipynb"), as_version=4)
+    install = next(cell for cell in notebook.cells if cell.cell_type == "code")
+    found = re.search(r"transformer-course @ git\+\S+@([0-9a-f]+)\"", install.source)
+    assert found and len(found.group(1)) == 40, install.source
+    known = subprocess.run(["git", "cat-file", "-e", f"{found.group(1)}^{{commit}}"], cwd=ROOT,
+                           capture_output=True)
+    assert known.returncode == 0, f"{found.group(1)} is no commit of this repository"

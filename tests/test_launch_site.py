@@ -159,3 +159,23 @@ def test_restore_cached_outputs_merges_the_cache_into_both_files(tmp_path: Path)
     nbformat.write(other, paths[1])
     assert launch_site.restore_cached_outputs(fake_app(build, ""), "book/nb") is False
     assert "no executed code cells" in launch_site.notebook_download_problem(paths[1])
+
+
+def test_the_install_cell_installs_nothing_where_the_package_is_present() -> None:
+    """Run as a reader's kernel runs it (IPython's transform of `%pip`), in an environment that
+    has the package: pip is never called."""
+    from IPython.core.inputtransformer2 import TransformerManager
+
+    source = launch_site.install_cell_source("https://github.com/o/r", "0" * 40)
+    calls: list[tuple] = []
+
+    class Shell:
+        def run_line_magic(self, *args: object) -> None:
+            calls.append(args)
+
+    code = TransformerManager().transform_cell(source)
+    assert "get_ipython().run_line_magic" in code
+    exec(code, {"get_ipython": Shell})  # noqa: S102 - the cell as a kernel would run it
+    assert calls == []
+    exec(code.replace('is None', 'is not None'), {"get_ipython": Shell})  # the control
+    assert calls and "git+https://github.com/o/r@" + "0" * 40 in calls[0][1]

@@ -276,3 +276,20 @@ def test_seed_everything_rejects_bad_seeds() -> None:
     for seed in (-1, 0.0, None, True):
         with pytest.raises(ValueError, match="seed"):
             seed_everything(seed)
+
+
+def test_without_myst_nb_a_figure_is_shown_and_nothing_else(monkeypatch: pytest.MonkeyPatch,
+                                                           published) -> None:
+    """A student's set-up has no MyST-NB: the glue helpers then just show what is displayed."""
+    import IPython.display
+
+    shown: list[Any] = []
+    monkeypatch.setitem(sys.modules, "myst_nb", None)  # `from myst_nb import glue` fails
+    monkeypatch.setattr(IPython.display, "display", lambda value: shown.append(value))
+    glue_number("n", 3)
+    glue_text("t", "faster")
+    glue_table("tb", pd.DataFrame({"a": [1]}))
+    assert shown == []
+    glue_figure("f", _figure())
+    assert len(shown) == 1 and shown[0].data.startswith(PNG_SIGNATURE)
+    assert published == []  # nothing reached MyST-NB's glue

@@ -63,3 +63,24 @@ def test_a_chapter_table_lists_only_that_chapters_studies():
 def test_an_unknown_study_is_refused():
     with pytest.raises(ValueError, match="name"):
         stored.study("no-such-study")
+
+
+def test_the_built_package_carries_every_stored_study(tmp_path):
+    """A non-editable install (Colab's, a student's `pip install .`) has each study's data and
+    environment record: the wheel pip builds from this checkout holds them."""
+    import subprocess
+    import sys
+    import zipfile
+
+    from site_utils import package_source
+
+    source = package_source(tmp_path / "source")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps",
+                    "--no-build-isolation", "-w", str(tmp_path), str(source)],
+                   check=True, capture_output=True, timeout=300)
+    (wheel,) = tmp_path.glob("transformer_course-*.whl")
+    inside = set(zipfile.ZipFile(wheel).namelist())
+    root = stored.EXPERIMENTS.parents[1]  # the folder holding transformer_course/
+    for study in stored.STUDIES.values():
+        for path in (study.path, stored.environment_path(study.path)):
+            assert path.relative_to(root).as_posix() in inside, f"{study.name}: {path.name}"

@@ -9,6 +9,8 @@ idle 2-core machine, none when the site has not changed since the last student b
 from __future__ import annotations
 
 import ast
+import json
+import os
 import re
 import subprocess
 import sys
@@ -19,7 +21,7 @@ import nbformat
 import pytest
 from bs4 import BeautifulSoup
 from IPython.core.inputtransformer2 import TransformerManager
-from site_utils import BUILD, HTML, REPO, parse_html, toc_docnames
+from site_utils import BUILD, HTML, REPO, package_source, parse_html, toc_docnames
 
 pytestmark = [pytest.mark.site, pytest.mark.build, pytest.mark.usefixtures("built_site")]
 STUDENT = BUILD / "student"
@@ -171,3 +173,53 @@ def test_the_notebooks_run_without_what_the_solutions_defined(student: Path) -> 
             assert not missing, f"{path.name}: a cell reads {sorted(missing)}, which only a " \
                                 f"solution defines:\n{cell.source[:300]}"
             only_solutions -= bound
+
+
+# --- the student's set-up: requirements-student.txt alone ------------------------------------
+STUDENT_SET = REPO / "requirements-student.txt"
+SITE_TOOLCHAIN = ("sphinx", "jupyter_book", "myst_nb")
+RUN_IN_STUDENT_SET = ("01_why_attention", "07_translation")  # the plainest; the translation deps
+
+
+@pytest.fixture(scope="module")
+def student_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh virtual environment with the student set and the package (not editable, as a
+    student's `pip install .` or Colab's install has it), as the README's student route makes."""
+    venv = tmp_path_factory.mktemp("student-venv") / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--retries", "0"]
+    source = package_source(venv.parent)
+    for args in (["-r", str(STUDENT_SET)], ["--no-deps", "--no-build-isolation", str(source)]):
+        done = subprocess.run(pip + args, capture_output=True, text=True, timeout=1200)
+        assert done.returncode == 0, f"pip install {' '.join(args)} failed:\n{done.stderr[-3000:]}"
+    return python
+
+
+def test_the_student_set_has_no_site_toolchain(student_python: Path) -> None:
+    probe = ("import importlib.util as u, json; print(json.dumps({m: u.find_spec(m) is not None "
+             f"for m in {SITE_TOOLCHAIN + ('transformer_course', 'jupyterlab')!r}}}))")
+    found = json.loads(subprocess.run([str(student_python), "-c", probe], capture_output=True,
+                                      text=True, check=True).stdout)
+    assert found == {**dict.fromkeys(SITE_TOOLCHAIN, False), "transformer_course": True,
+                     "jupyterlab": True}
+
+
+@pytest.mark.parametrize("chapter", RUN_IN_STUDENT_SET)
+def test_a_student_notebook_runs_to_its_end_with_the_student_set(
+        student: Path, student_python: Path, chapter: str, tmp_path: Path) -> None:
+    """Run as a student runs it: a copy in a fresh folder, the student environment's kernel."""
+    notebook = tmp_path / f"{chapter}.ipynb"
+    notebook.write_bytes((student / "notebooks" / notebook.name).read_bytes())
+    done = subprocess.run(
+        [str(student_python), "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+         "--inplace", "--ExecutePreprocessor.timeout=900", notebook.name],
+        cwd=tmp_path, capture_output=True, text=True, timeout=1200,
+        env={**os.environ, "TRANSFORMER_COURSE_STRICT": ""})  # a student's run is not strict
+    assert done.returncode == 0, f"{chapter} stopped:\n{done.stderr[-4000:]}"
+    ran = nbformat.read(notebook, as_version=4)
+    code = [c for c in ran.cells if c.cell_type == "code"
+            and "skip-execution" not in c.metadata.get("tags", [])]
+    assert all(c.execution_count for c in code), f"{chapter}: cells left unrun"
+    assert any(o.get("output_type") == "display_data" and "image/png" in o.get("data", {})
+               for c in code for o in c.outputs), f"{chapter}: no figure shown"

@@ -22,6 +22,7 @@ Its jobs, all generic over the chapters in ``_toc.yml``:
 from __future__ import annotations
 
 import copy
+import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -138,25 +139,44 @@ def site_facts(app: Sphinx, page: str, notebook: nbformat.NotebookNode) -> SiteF
                      frozenset(notebook_pages(app)))
 
 
+def built_commit(folder: Path) -> str | None:
+    """The commit checked out in ``folder`` (the one the site is built from), or None outside a
+    git checkout."""
+    try:
+        done = subprocess.run(["git", "rev-parse", "--verify", "HEAD"], cwd=folder, text=True,
+                              capture_output=True, timeout=30)
+    except OSError:
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def install_cell_source(repository: str, ref: str) -> str:
+    """The first code cell of a download: where the course's package is missing (Colab, a bare
+    environment), install it from ``repository`` at ``ref``. pip keeps what the environment
+    already has when it satisfies the package's ranges, so Colab's own torch stays."""
+    return ("# Installs the course's package where it is missing (Colab): the commit this\n"
+            "# notebook was built from. What the environment has already (Colab's torch) stays.\n"
+            "import importlib.util\n\n"
+            'if importlib.util.find_spec("transformer_course") is None:\n'
+            f'    %pip install --quiet "transformer-course @ git+{repository}@{ref}"')
+
+
 def first_cells(app: Sphinx) -> list[nbformat.NotebookNode]:
     """What a downloaded chapter says first: where it comes from and how to run it, and a cell
-    that installs the course's package where it is missing (Colab, a bare environment)."""
+    that installs the course's package, at the commit the site was built from, where it is
+    missing."""
     repository = app.config.html_theme_options.get("repository_url", "").rstrip("/")
-    branch = app.config.html_theme_options.get("repository_branch", "main")
+    ref = (built_commit(Path(app.srcdir))
+           or app.config.html_theme_options.get("repository_branch", "main"))
     title = app.config.html_title or app.config.project
     site = f"[{title}]({repository})" if repository else title
     note = nbformat.v4.new_markdown_cell(
         f"*A chapter of {site}, executed when the site was built: the numbers in the text and "
         "the figures are that run's. To run it yourself, the next cell installs the course's "
-        "package when it is missing (on Colab, for example); on your own machine, clone the "
-        "repository and run `make lab` there, which sets up everything the chapters need "
-        "(see its README).*")
-    install = nbformat.v4.new_code_cell(
-        "# Installs the course's package and what it needs, only where it is missing.\n"
-        "import importlib.util\n\n"
-        'if importlib.util.find_spec("transformer_course") is None:\n'
-        f'    %pip install --quiet "transformer-course @ git+{repository}@{branch}"')
-    return [note, install]
+        "package when it is missing (on Colab, for example); on your own machine, follow the "
+        "README's student set-up (`requirements-student.txt`), or clone the repository and run "
+        "`make lab`.*")
+    return [note, nbformat.v4.new_code_cell(install_cell_source(repository, ref))]
 
 
 def figures_shown_in_cells(notebook: nbformat.NotebookNode) -> list[str]:

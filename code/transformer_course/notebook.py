@@ -88,6 +88,21 @@ def figure_png(fig: matplotlib.figure.Figure) -> bytes:
     return buffer.getvalue()
 
 
+def _glue(key: str, value: Any, display: bool) -> None:
+    """Glue ``value`` under ``key`` for the book (MyST-NB's ``glue``). Where MyST-NB is not
+    installed (a student's set-up, Colab) nothing is glued and a displayed value is just shown:
+    a reader's run looks the same either way."""
+    try:
+        from myst_nb import glue
+    except ImportError:
+        if display:
+            from IPython.display import display as show
+
+            show(value)
+        return
+    glue(key, value, display=display)
+
+
 def _check_key(key: Any) -> None:
     if not isinstance(key, str) or not key or any(c.isspace() or c == ":" for c in key):
         raise ValueError(f"key must be a non-empty string without spaces or ':'; got {key!r}")
@@ -98,10 +113,9 @@ def glue_figure(key: str, fig: matplotlib.figure.Figure) -> None:
     running the chapter as a notebook sees it there; the site shows it once, where its
     ``{glue:figure}`` stands, because the cell's output is removed there (``remove-output``)."""
     from IPython.display import Image
-    from myst_nb import glue
 
     _check_key(key)
-    glue(key, Image(data=figure_png(fig), format="png"), display=True)
+    _glue(key, Image(data=figure_png(fig), format="png"), display=True)
 
 
 def plain_number(value: Any) -> int | float:
@@ -119,13 +133,11 @@ def plain_number(value: Any) -> int | float:
 def glue_number(key: str, value: Any) -> None:
     """Glue ``value`` under ``key`` as a plain, finite Python number (NaN and inf are refused:
     a page must never quote one as a result)."""
-    from myst_nb import glue
-
     _check_key(key)
     number = plain_number(value)
     if not math.isfinite(number):
         raise ValueError(f"value must be a finite number to be glued under {key!r}; got {number}")
-    glue(key, number, display=False)
+    _glue(key, number, display=False)
 
 
 class _Words:
@@ -141,12 +153,10 @@ class _Words:
 def glue_text(key: str, text: str) -> None:
     """Glue words, e.g. chosen from this run's data ("faster than"), for an inline
     ``{glue:text}`` role; the page shows them without quotes."""
-    from myst_nb import glue
-
     _check_key(key)
     if not isinstance(text, str):
         raise TypeError(f"text must be a str; got {type(text).__name__}")
-    glue(key, _Words(text), display=False)
+    _glue(key, _Words(text), display=False)
 
 
 def glue_table(key: str, table: Any) -> None:
@@ -158,7 +168,6 @@ def glue_table(key: str, table: Any) -> None:
     """
     import pandas as pd
     from IPython.display import Markdown
-    from myst_nb import glue
 
     _check_key(key)
     if not isinstance(table, pd.DataFrame):
@@ -169,7 +178,7 @@ def glue_table(key: str, table: Any) -> None:
     number = r"^[-+\u2212]?[\d,.]+(e[-+]?\d+)?%?M?( \(.*\))?$"
     align = ["right" if cells[c].str.match(number).all() else "left" for c in cells]
     markdown = cells.to_markdown(index=False, disable_numparse=True, colalign=align)
-    glue(key, Markdown(markdown), display=False)
+    _glue(key, Markdown(markdown), display=False)
 
 
 # --- Timing: the machines are shared and noisy, so every measured figure is a median of

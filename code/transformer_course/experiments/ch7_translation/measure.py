@@ -34,6 +34,7 @@ import numpy as np
 from transformer_course.core.model import Transformer
 from transformer_course.core.training import TrainConfig, TrainResult
 from transformer_course.notebook import set_threads
+from transformer_course.stored import record_environment
 
 from . import corpus, data, metrics, recipe, studies, translate
 from .corpus import TranslationData
@@ -481,6 +482,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         write(tables, args.out)
         print(f"{name}: {time.process_time() - start:.0f} CPU s, written to {args.out}",
               file=sys.stderr, flush=True)
+    record_environment(args.out)
 
 
 if __name__ == "__main__":
