@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 # One stamp per requirement set, each installed on top of the one before: the reader's
 # (requirements.txt, and the package) for the book; JupyterLab's (binder/requirements.txt) for
 # `make lab`; the developer's (requirements-dev.txt) for the tests, benchmarks and linters.
-# INSTALLED= installs nothing (the Python in BIN already has everything: Binder's postBuild).
+# INSTALLED= installs nothing (the Python in BIN already has everything).
 INSTALLED := $(VENV)/.installed
 LAB_INSTALLED := $(if $(INSTALLED),$(VENV)/.installed-lab)
 DEV_INSTALLED := $(if $(INSTALLED),$(VENV)/.installed-dev)
@@ -34,7 +34,7 @@ PORT ?= 8000
 # a glyph (mathtext's italic pi) in a fallback font, so one figure's bytes differ between runs.
 export MPLCONFIGDIR ?= $(abspath $(VENV))/matplotlib
 
-.PHONY: help book test test-fast notebooks lab serve lint bench clean student pdf
+.PHONY: help book test test-fast notebooks lab serve lint bench clean student pdf launch-branch
 
 help:  ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -81,8 +81,7 @@ test-fast: $(DEV_INSTALLED)  ## run the unit tests only (no book build, no brows
 	$(BIN)/python -m pytest -n $(JOBS) -m "not build and not browser and not site"
 
 # The site's notebook downloads (tools/launch_site.py): each chapter executed, its Markdown made
-# readable with that execution's numbers. Binder's postBuild runs this with the image's Python
-# (BIN=..., INSTALLED= : no virtual environment there).
+# readable with that execution's numbers.
 notebooks: book  ## write every chapter as the site's readable, executed notebook into notebooks/
 	@mkdir -p notebooks
 	for chapter in $$($(BIN)/python tools/toc_chapters.py --notebooks $(BOOK)); do \
@@ -112,6 +111,11 @@ student: book  ## the site and notebooks without solutions, in _build/student/{h
 pdf: book  ## the whole book as one PDF, _build/pdf/book.pdf (headless Chromium, no LaTeX)
 	CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
 	$(BIN)/python tools/build_edition.py pdf $(BOOK)
+
+# What the publishing workflow deploys and pushes to the launch branch (_config.yml's launch_branch):
+# the site, the student edition under student/, and Binder's environment (tools/launch_branch.py).
+launch-branch: student  ## the site, student/ and what Binder installs, in _build/launch-branch
+	$(BIN)/python tools/launch_branch.py $(BOOK) $(BOOK)/_build/launch-branch
 
 clean:  ## remove the built site, the execution cache and generated notebooks
 	rm -rf _build notebooks

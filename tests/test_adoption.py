@@ -108,7 +108,10 @@ def test_the_workflow_caches_executions_builds_tests_and_deploys() -> None:
                       .relative_to(REPO).as_posix()}
     runs = [step.get("run", "").strip() for step in steps]
     assert runs.index("make book") < runs.index("make test")
-    assert uses["actions/upload-pages-artifact"]["with"]["path"] == "_build/html"  # make book's
+    assert runs.index("make test") < runs.index("make launch-branch")
+    published = "_build/launch-branch"  # make launch-branch's: the site, student/, Binder's
+    assert uses["actions/upload-pages-artifact"]["with"]["path"] == published
+    assert uses["actions/upload-artifact"]["with"]["path"] == published
     assert "actions/deploy-pages" in uses
     deploy = next(job for job in workflow["jobs"].values()
                   if any(step.get("uses", "").startswith("actions/deploy-pages") for step in

@@ -1,14 +1,14 @@
 """Binder, checked with the real components: repo2docker's Dockerfile, and a real JupyterLab.
 
 - repo2docker (no Docker daemon needed with ``--no-build --debug``) reads ``binder/`` and prints
-  the Dockerfile it would build.
+  the Dockerfile it would build, for main and for the launch branch (tools/launch_branch.py).
 - A JupyterLab server started from a fresh copy of the repository, laid out as Binder lays it
   out (the repository is the home folder, so ``.jupyter/`` is the Jupyter config folder, and
-  ``notebooks/`` holds the readable notebooks postBuild writes), opens chapter 4 at the path the
-  launch button uses, in headless Chromium, and runs it from scratch: every figure of the page
-  appears under its cell, every glued value equals the build's, and a number the prose quotes is
-  rendered in the text. This is the course's one fresh execution of a chapter outside the build
-  (``make bench`` executes all seven twice and compares them).
+  ``_sources/`` holds the readable notebooks, as on the launch branch), opens chapter 4 at the
+  path the launch button uses, in headless Chromium, and runs it from scratch: every figure of
+  the page appears under its cell, every glued value equals the build's, and a number the prose
+  quotes is rendered in the text. This is the course's one fresh execution of a chapter outside
+  the build (``make bench`` executes all seven twice and compares them).
 - The site's launch buttons and the README badge are the links ``_config.yml`` gives, and no
   page loads thebe.
 """
@@ -40,6 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
 import binder_links  # noqa: E402
+import launch_branch  # noqa: E402
 import readable_notebook  # noqa: E402
 import toc_chapters  # noqa: E402
 
@@ -109,7 +110,8 @@ def test_binder_postbuild_and_runtime() -> None:
     assert mode and mode[0] == "100755", f"binder/postBuild must be committed executable: {mode}"
     post_build = (ROOT / "binder" / "postBuild").read_text()
     assert "pip install" in post_build and "-e ." in post_build
-    assert "make notebooks" in post_build  # the readable notebooks the Binder button opens
+    # the image build executes no chapter: the notebooks the buttons open come executed
+    assert not re.search(r"\bmake\b|jupyter-book|nbconvert|run_chapters", post_build)
     runtime = (ROOT / "binder" / "runtime.txt").read_text().strip()
     match = re.fullmatch(r"python-(\d+\.\d+)", runtime)
     assert match, f"runtime.txt must read python-X.Y, got {runtime!r}"
@@ -118,8 +120,13 @@ def test_binder_postbuild_and_runtime() -> None:
     assert match.group(1) in SpecifierSet(requires), (match.group(1), requires)
 
 
-def test_repo2docker_prints_the_dockerfile_it_would_build(tmp_path: Path) -> None:
-    copy = fresh_copy(tmp_path / "repo")
+@pytest.mark.parametrize("ref", ["main", "launch-branch"])
+def test_repo2docker_prints_the_dockerfile_it_would_build(ref: str, tmp_path: Path) -> None:
+    """Binder builds both: main (the README's badge) and the launch branch (the buttons)."""
+    if ref == "main":
+        copy = fresh_copy(tmp_path / "repo")
+    else:
+        copy = launch_branch.write_launch_branch(ROOT, tmp_path / "repo", with_student=False)
     result = subprocess.run(
         [str(BIN / "jupyter-repo2docker"), "--no-build", "--debug", "--user-id", "1000",
          "--user-name", "jovyan", str(copy)],
@@ -134,7 +141,7 @@ def test_repo2docker_prints_the_dockerfile_it_would_build(tmp_path: Path) -> Non
     assert "pip install --no-cache-dir ." not in output
     assert 'pip install --no-cache-dir -r "requirements.txt"' not in output
     (SCREENSHOTS.parent / "repo2docker").mkdir(parents=True, exist_ok=True)
-    (SCREENSHOTS.parent / "repo2docker" / "Dockerfile.debug.txt").write_text(output)
+    (SCREENSHOTS.parent / "repo2docker" / f"Dockerfile-{ref}.debug.txt").write_text(output)
 
 
 def test_lab_settings_override_names_exist_in_installed_jupyterlab() -> None:
@@ -164,12 +171,12 @@ def test_launch_buttons_and_readme_badge_come_from_config() -> None:
     for source in notebooks:
         page = BeautifulSoup((site / source.with_suffix(".html")).read_text(), "html.parser")
         hrefs = [a["href"] for a in page.select("a[href]") if "/v2/gh/" in a["href"]]
-        readable = f"notebooks/{source.stem}.ipynb"  # what binder/postBuild's make notebooks writes
-        expected = binder_links.launch_url(config, readable)
+        branch = config["sphinx"]["config"]["launch_branch"]
+        readable = f"_sources/{source.with_suffix('.ipynb').as_posix()}"  # on the launch branch
+        expected = binder_links.branch_launch_url(config, branch, readable)
         assert hrefs == [expected], (source, hrefs)
-        assert expected.endswith(f"?urlpath=lab/tree/{readable}")
+        assert expected.endswith(f"/{branch}?urlpath=lab/tree/{readable}")
         org, repo, _ = binder_links.repository(config)
-        branch = config["sphinx"]["config"]["colab_notebooks_branch"]
         colab = [a["href"] for a in page.select("a[href]") if "colab" in a["href"]]
         assert colab == [f"{config['launch_buttons']['colab_url']}/github/{org}/{repo}/blob/"
                          f"{branch}/_sources/{source.with_suffix('.ipynb').as_posix()}"], colab
@@ -325,7 +332,7 @@ def quoted_number(chapter: Path, glued: dict) -> str:
 
 @pytest.mark.browser
 def test_jupyterlab_runs_a_chapter_as_binder_opens_it(tmp_path: Path) -> None:
-    """The chapter's readable notebook, where binder/postBuild puts it and at the path the
+    """The chapter's readable notebook, where the launch branch has it and at the path the
     launch button opens, run from scratch in JupyterLab in a copy of the repository outside it:
     every cell runs, every figure of the page appears under its cell, every glued value equals
     the build's (timings aside), and a number the prose quotes is rendered in the text."""
@@ -334,9 +341,9 @@ def test_jupyterlab_runs_a_chapter_as_binder_opens_it(tmp_path: Path) -> None:
     docname = RUN_HERE.with_suffix("").as_posix()
     copy = fresh_copy(tmp_path / "home")
     write_explorer_probe(copy)
-    readable = Path("notebooks") / f"{RUN_HERE.stem}.ipynb"  # what make notebooks writes
-    (copy / "notebooks").mkdir()
-    shutil.copy(built_site() / "_sources" / RUN_HERE.with_suffix(".ipynb"), copy / readable)
+    readable = Path("_sources") / RUN_HERE.with_suffix(".ipynb")  # where the launch branch has it
+    (copy / readable).parent.mkdir(parents=True)
+    shutil.copy(built_site() / readable, copy / readable)
     built_glue = {key: output["data"]
                   for key, output in json.loads(glue_json_path(docname).read_text()).items()}
     number = quoted_number(RUN_HERE, built_glue)
@@ -344,8 +351,9 @@ def test_jupyterlab_runs_a_chapter_as_binder_opens_it(tmp_path: Path) -> None:
     shot = SCREENSHOTS / f"jupyterlab-{RUN_HERE.stem}.png"
     shot.parent.mkdir(parents=True, exist_ok=True)
     shot.unlink(missing_ok=True)
-    lab_path = binder_links.launch_url(binder_links.load_config(copy),
-                                       readable.as_posix()).split("?urlpath=", 1)[1]
+    config = binder_links.load_config(copy)
+    lab_path = binder_links.branch_launch_url(config, config["sphinx"]["config"]["launch_branch"],
+                                              readable.as_posix()).split("?urlpath=", 1)[1]
     state_js = f"({WIDGET_JS})({json.dumps(readable.as_posix())})"
 
     with jupyterlab(copy, tmp_path / "jupyterlab.log") as url, sync_playwright() as play:

@@ -70,7 +70,13 @@ def test_pages_keep_every_exercise_and_lose_every_solution(student: Path) -> Non
         assert not leaked, f"{docname}: solution text in the student page: {leaked[:2]}"
         launch = [a["href"] for a in edition.select("a[href]") if re.search(
             r"mybinder\.org/v2/|colab\.research\.google\.com/github/", a["href"])]
-        assert not launch, f"{docname}: the student page opens the full notebooks: {launch}"
+        if (HTML / "_sources" / f"{docname}.ipynb").is_file():  # a notebook page: Binder, Colab
+            assert len(launch) == 2, f"{docname}: {launch}"
+            assert all(href.endswith(f"student/_sources/{docname}.ipynb") for href in launch), \
+                f"{docname}: the student page must open the student notebook: {launch}"
+            assert (student / "html" / "_sources" / f"{docname}.ipynb").is_file()
+        else:
+            assert not launch, f"{docname}: {launch}"
     assert solutions > 0, "the full site has no solutions to leave out: nothing was checked"
 
 
@@ -223,3 +229,35 @@ def test_a_student_notebook_runs_to_its_end_with_the_student_set(
     assert all(c.execution_count for c in code), f"{chapter}: cells left unrun"
     assert any(o.get("output_type") == "display_data" and "image/png" in o.get("data", {})
                for c in code for o in c.outputs), f"{chapter}: no figure shown"
+
+
+def test_every_launch_button_opens_a_file_of_the_launch_branch(student: Path,
+                                                               tmp_path: Path) -> None:
+    """tools/launch_branch.py writes what the publishing workflow pushes to the launch branch:
+    every Binder and Colab button of both editions opens a notebook in it, and Binder finds
+    there what it installs (the pins, the package, postBuild) without building the book."""
+    sys.path.insert(0, str(REPO / "tools"))
+    import launch_branch
+
+    branch = launch_branch.write_launch_branch(REPO, tmp_path / "branch")
+    opened = 0
+    for site in (HTML, student / "html"):
+        for docname in toc_docnames():
+            page = BeautifulSoup((site / f"{docname}.html").read_text(encoding="utf-8"),
+                                 "html.parser")
+            for anchor in page.select("a[href]"):
+                href = anchor["href"]
+                binder = re.search(r"mybinder\.org/v2/gh/[^/]+/[^/]+/[^?]+\?urlpath=lab/tree/(.+)$",
+                                   href)
+                colab = re.search(r"colab\.research\.google\.com/github/[^/]+/[^/]+/blob/[^/]+/"
+                                  r"(.+)$", href)
+                for found in filter(None, (binder, colab)):
+                    target = branch / found.group(1)
+                    assert target.is_file(), f"{docname}: {href} opens nothing"
+                    nbformat.validate(nbformat.read(target, as_version=4))
+                    opened += 1
+    assert opened >= 2 * 2 * len(list((student / "notebooks").glob("*.ipynb")))
+    assert os.access(branch / "binder" / "postBuild", os.X_OK)
+    for needed in ("binder/requirements.txt", "requirements.txt", "pyproject.toml",
+                   "code/transformer_course/__init__.py", ".jupyter/labconfig"):
+        assert (branch / needed).exists(), needed

@@ -55,13 +55,8 @@ def repository(config: dict[str, Any]) -> tuple[str, str, str]:
     return parts[0], parts[1], branch
 
 
-def launch_url(config: dict[str, Any], path: str | None = None) -> str:
-    """The Binder URL that opens ``path`` (relative to the repository root) in the interface.
-
-    Args:
-        config: a parsed ``_config.yml`` with ``launch_buttons.binderhub_url`` set.
-        path: a file or folder in the repository; None opens the interface at the root.
-    """
+def _interface_prefix(config: dict[str, Any]) -> tuple[str, str]:
+    """The BinderHub's URL and the interface's urlpath prefix ("lab/tree")."""
     buttons = config.get("launch_buttons") or {}
     hub = str(buttons.get("binderhub_url") or "").strip().rstrip("/")
     if not hub.startswith("https://"):
@@ -71,11 +66,36 @@ def launch_url(config: dict[str, Any], path: str | None = None) -> str:
         raise ValueError(
             f"launch_buttons: notebook_interface must be one of {sorted(INTERFACE_PREFIX)}, "
             f"got {interface!r}")
+    return hub, INTERFACE_PREFIX[interface]
+
+
+def launch_url(config: dict[str, Any], path: str | None = None) -> str:
+    """The Binder URL that opens ``path`` (relative to the repository root) in the interface.
+
+    Args:
+        config: a parsed ``_config.yml`` with ``launch_buttons.binderhub_url`` set.
+        path: a file or folder in the repository; None opens the interface at the root.
+    """
+    hub, prefix = _interface_prefix(config)
     org, repo, branch = repository(config)
     book_path = str((config.get("repository") or {}).get("path_to_book") or "").strip("/")
     target = "/".join(part for part in (book_path, (path or "").strip("/")) if part)
-    urlpath = INTERFACE_PREFIX[interface] + (f"/{target}" if target else "")
+    urlpath = prefix + (f"/{target}" if target else "")
     return f"{hub}/v2/gh/{org}/{repo}/{branch}?urlpath={urlpath}"
+
+
+def branch_launch_url(config: dict[str, Any], ref: str, path: str) -> str:
+    """The Binder URL that opens ``path``, relative to the root of the repository's ``ref``
+    (the branch the publishing workflow writes: the built site and Binder's environment).
+
+    Args:
+        config: a parsed ``_config.yml`` with ``launch_buttons.binderhub_url`` set.
+        ref: a branch (or tag, or commit) of the repository.
+        path: a file in that ref, "_sources/book/04_positional_encoding.ipynb".
+    """
+    hub, prefix = _interface_prefix(config)
+    org, repo, _ = repository(config)
+    return f"{hub}/v2/gh/{org}/{repo}/{ref}?urlpath={prefix}/{path.strip('/')}"
 
 
 def badge(config: dict[str, Any]) -> str:

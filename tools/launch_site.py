@@ -260,30 +260,33 @@ def notebook_launch_urls(app: Sphinx, pagename: str, templatename: str, context:
                          doctree: Any) -> None:
     """Point the page's Binder and Colab buttons at its readable notebook, not its MyST source.
 
-    Binder opens ``notebooks/<chapter>.ipynb``, which ``binder/postBuild`` writes with
-    ``make notebooks`` (the site's downloads); Colab opens the same download from the branch the
-    built site is published to (``colab_notebooks_branch``), since Colab reads only from GitHub.
+    Both open the notebook from the branch the publishing workflow writes (``launch_branch``):
+    the built site, whose ``_sources/`` hold the readable notebooks (the student edition's under
+    ``student/``), and Binder's environment (``tools/launch_branch.py``), so Binder's image
+    build installs the pins and the package and executes no chapter.
     """
     org_repo = app.config.html_theme_options.get("repository_url", "").removeprefix(
         "https://github.com/").strip("/")
+    branch = app.config.launch_branch
+    notebook = f"{'student/' if is_student_edition(app) else ''}_sources/{pagename}.ipynb"
     for group in context.get("header_buttons", []):
         for button in group.get("buttons", []) if group.get("label") == "launch-buttons" else []:
             if button.get("text") == "Binder":
-                base = button["url"].split("?urlpath=", 1)[0]
-                interface = button["url"].split("?urlpath=", 1)[1].split("/")[0]
+                base, urlpath = button["url"].split("?urlpath=", 1)
+                interface = urlpath.split("/")[0]
                 interface = "lab/tree" if interface == "lab" else interface
-                button["url"] = f"{base}?urlpath={interface}/notebooks/{Path(pagename).name}.ipynb"
+                base = base.rsplit("/", 1)[0]  # .../v2/gh/<org>/<repo>, without the branch
+                button["url"] = f"{base}/{branch}?urlpath={interface}/{notebook}"
             elif button.get("text") == "Colab":
                 colab = button["url"].split("/github/", 1)[0]
-                button["url"] = (f"{colab}/github/{org_repo}/blob/"
-                                 f"{app.config.colab_notebooks_branch}/_sources/{pagename}.ipynb")
+                button["url"] = f"{colab}/github/{org_repo}/blob/{branch}/{notebook}"
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the extension: unhook thebe now; point the launch buttons at the readable
     notebooks; repair, rewrite and check the downloads after the build."""
     unhook_thebe(app)
-    app.add_config_value("colab_notebooks_branch", "gh-pages", "html")
+    app.add_config_value("launch_branch", "gh-pages", "html")
     app.connect("html-page-context", notebook_launch_urls, priority=502)  # after the theme's 501
     app.connect("build-finished", check_notebook_downloads)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -10,7 +10,8 @@ own folder; this extension then leaves every solution out of it, and does nothin
 - the page sources offered for download (``_sources/<page>.md``) lose their solutions too
   (``readable_notebook.without_solutions``); the ``.ipynb`` downloads are written without them
   by ``launch_site.py``;
-- the Binder and Colab buttons go: they open the published notebooks, which keep the solutions.
+- the Binder and Colab buttons open the student edition's own notebooks (``launch_site.py``:
+  ``student/_sources/`` on the launch branch), never the full ones.
 
 The chapters still execute whole (from the same execution cache as the full site), so every
 number the exercises quote is that run's.
@@ -54,19 +55,6 @@ def solution_count(doctree: nodes.Node) -> int:
         lambda n: isinstance(n, (solution_node, solution_start_node))))
 
 
-def drop_launch_buttons(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
-                        doctree: Any) -> None:
-    """Take the Binder and Colab buttons off the student edition's pages."""
-    if not is_student_edition(app):
-        return
-    for group in context.get("header_buttons", []):
-        if group.get("label") == "launch-buttons":
-            group["buttons"] = [b for b in group.get("buttons", [])
-                                if b.get("text") not in ("Binder", "Colab")]
-    context["header_buttons"] = [g for g in context.get("header_buttons", [])
-                                 if g.get("label") != "launch-buttons" or g.get("buttons")]
-
-
 def strip_page_sources(app: Sphinx, exception: Exception | None) -> None:
     """Rewrite the student edition's ``_sources/*.md`` downloads without their solutions."""
     if exception is not None or not is_student_edition(app) or app.builder.format != "html":
@@ -79,6 +67,5 @@ def strip_page_sources(app: Sphinx, exception: Exception | None) -> None:
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the transform and the hooks (all of them idle unless ``-t student``)."""
     app.add_transform(DropSolutions)
-    app.connect("html-page-context", drop_launch_buttons, priority=503)  # after launch_site
     app.connect("build-finished", strip_page_sources)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
