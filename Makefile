@@ -58,8 +58,9 @@ $(LAB_INSTALLED): binder/requirements.txt $(INSTALLED)
 	$(PIP_INSTALL) -r binder/requirements.txt
 	@touch $@
 
-$(DEV_INSTALLED): requirements-dev.txt $(LAB_INSTALLED)
+$(DEV_INSTALLED): requirements-dev.txt tools/fetch_axe.py $(LAB_INSTALLED)
 	$(PIP_INSTALL) -r requirements-dev.txt
+	$(BIN)/python tools/fetch_axe.py $(VENV)/axe-core
 	@touch $@
 
 # tools/build_book.py re-executes, in parallel, the chapters whose cells or imported code changed,

@@ -21,7 +21,13 @@ none are; sphinx-exercise registers three for ``singlehtml``, so that builder lo
 extension's HTML handlers (MyST-NB's folded cells first) and fails. The ``html`` handlers it
 lacks are copied to it.
 
-Enabled in ``_config.yml`` under ``sphinx.extra_extensions``.
+A folded cell's name that is not its label (MyST-NB 1.4). MyST-NB writes each folded cell as
+``<summary aria-label="Toggle hidden content">`` around the visible "Show code cell source":
+the accessible name leaves out the visible words, which WCAG 2.5.3 (Label in Name; axe-core's
+``label-content-name-mismatch``) forbids. The label is dropped from the page's body, so a
+summary is named by what it shows.
+
+Enabled in ``_config.yml`` under ``sphinx.local_extensions``.
 """
 
 from __future__ import annotations
@@ -105,9 +111,20 @@ class UniqueExerciseIds(SphinxTransform):
         unique_content_ids(self.document)
 
 
+FOLDED_CELL_SUMMARY = '<summary aria-label="Toggle hidden content">'  # MyST-NB's, verbatim
+
+
+def name_summaries_by_their_text(app: Any, pagename: str, templatename: str,
+                                 context: dict[str, Any], doctree: Any) -> None:
+    """Drop MyST-NB's fixed aria-label from the page's folded cells (see the module's notes)."""
+    if FOLDED_CELL_SUMMARY in context.get("body", ""):
+        context["body"] = context["body"].replace(FOLDED_CELL_SUMMARY, "<summary>")
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Register with Sphinx: run after the themes' own page hooks (default priority 500)."""
     app.add_transform(UniqueExerciseIds)
     app.connect("builder-inited", inherit_html_handlers)
     app.connect("html-page-context", _dedupe_page_scripts, priority=900)
+    app.connect("html-page-context", name_summaries_by_their_text)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
