@@ -1,6 +1,6 @@
 """Chapter 7's precomputed tables (``measured.json``) and their writer (``measure.py``).
 
-The whole file costs about 2.5 CPU-hours, so the suite does not remeasure it. It checks instead
+The whole file costs about 1.2 CPU-hours, so the suite does not remeasure it. It checks instead
 that each table's function returns a table with the stored names (on a small corpus and a 4-step
 budget), that the writer and the reader round-trip, that runs of the same configuration stored
 in different tables agree, and it reruns one stored cell at full size, comparing the statistic

@@ -6,8 +6,9 @@
 One function per table (see :data:`TABLES`) returns exactly what ``measured.json`` stores under
 that name: the same keys, rounding and units; :func:`stored` reads the file back. ``--only``
 recomputes the tables it names and keeps the others as stored; the file is rewritten after each
-table. The whole file costs about two and a half CPU-hours on one thread; a table's cost is in
-its function's docstring.
+table. The whole file costs about 1.2 CPU-hours on one thread (72 CPU-minutes when last made, in
+two processes of one thread each: ``--only`` and ``--out``, then the tables merged); a table's
+cost is in its function's docstring.
 
 Every run: the chapter's split (``data.split_numbers()``, seed 0), model (``recipe.model_config``)
 and training (``recipe.RECIPE`` with the table's budget) unless a table says otherwise, seeds 0,
@@ -147,21 +148,21 @@ def variant_table(german: TranslationData | None = None, *, variants: Sequence[V
 def table3_short(german: TranslationData | None = None, *, seeds: Sequence[int] = SEEDS,
                  variants: Sequence[Variant] = TABLE3_VARIANTS, steps: int = SHORT_STEPS,
                  ) -> dict[str, dict[str, Any]]:
-    """TABLE3_SHORT: Table 3's variants at a 200-step budget (24 runs, about 6 CPU-minutes)."""
+    """TABLE3_SHORT: Table 3's variants at a 200-step budget (24 runs, about 5 CPU-minutes)."""
     return variant_table(german, variants=variants, steps=steps, seeds=seeds)
 
 
 def table3_full(german: TranslationData | None = None, *, seeds: Sequence[int] = SEEDS,
                 variants: Sequence[Variant] = TABLE3_VARIANTS, steps: int = FULL_STEPS,
                 ) -> dict[str, dict[str, Any]]:
-    """TABLE3_FULL: Table 3's variants, 600 steps (24 runs, about 18 CPU-minutes)."""
+    """TABLE3_FULL: Table 3's variants, 600 steps (24 runs, about 15 CPU-minutes)."""
     return variant_table(german, variants=variants, steps=steps, seeds=seeds)
 
 
 def schedules(german: TranslationData | None = None, *, seeds: Sequence[int] = SEEDS,
               variants: Sequence[Variant] = SCHEDULE_VARIANTS, steps: int = FULL_STEPS,
               ) -> dict[str, dict[str, Any]]:
-    """SCHEDULES: three decays at two peak rates, 600 steps (18 runs, about 14 CPU-minutes)."""
+    """SCHEDULES: three decays at two peak rates, 600 steps (18 runs, about 12 CPU-minutes)."""
     return variant_table(german, variants=variants, steps=steps, seeds=seeds)
 
 
@@ -197,7 +198,7 @@ def segmentation_full(german: TranslationData | None = None, *, seeds: Sequence[
     """SEGMENTATION_FULL: the recipe (600 steps) for each target segmentation: step and CPU
     seconds to 99 %, test exact match, and the last decoder layer's alignment on the test set,
     strict (per morpheme) and per piece, with the best head by the strict score (15 runs, about
-    13 CPU-minutes)."""
+    10 CPU-minutes)."""
     german = _german(german)
     table = {}
     for target in targets:
@@ -253,7 +254,7 @@ def main_run(german: TranslationData, seed: int, steps: int = FULL_STEPS) -> dic
 
 def main_runs(german: TranslationData | None = None, *, seeds: Sequence[int] = SEEDS,
               steps: int = FULL_STEPS) -> list[dict[str, Any]]:
-    """MAIN: :func:`main_run` for each seed (3 runs, about 4 CPU-minutes with beam search)."""
+    """MAIN: :func:`main_run` for each seed (3 runs, about 2.5 CPU-minutes with beam search)."""
     german = _german(german)
     return [main_run(german, seed, steps) for seed in seeds]
 
@@ -309,7 +310,7 @@ def extrapolation(*, seeds: Sequence[int] = SEEDS,
                   ) -> dict[str, dict[str, list[Any]]]:
     """EXTRAPOLATION: the recipe trained below a bound (``data.extrapolation_split``) and tested
     above it, per cell (see :class:`ExtrapolationCell`); keys "<bound> bounded" and
-    "<bound> +<k>/digit (<numbers added>)" (24 runs, about 30 CPU-minutes). ``sizes``: the
+    "<bound> +<k>/digit (<numbers added>)" (24 runs, about 18 CPU-minutes). ``sizes``: the
     split's sizes (tests only)."""
     table: dict[str, dict[str, list[Any]]] = {}
     for cell in cells:
@@ -329,7 +330,7 @@ def beam_short_budget(german: TranslationData | None = None, *, seeds: Sequence[
     on each test set: exact match, (changed, fixed, broken), the same for a beam without
     length penalty (alpha 0), and the numbers whose beam output, and whose greedy output, is
     empty; keys
-    "<steps> steps <set>" (6 runs, about 6 CPU-minutes)."""
+    "<steps> steps <set>" (6 runs, about 2.5 CPU-minutes)."""
     german = _german(german)
     table: dict[str, dict[str, list[Any]]] = {}
     for steps in budgets:
@@ -363,7 +364,7 @@ def french(prepared: TranslationData | None = None, *, seeds: Sequence[int] = SE
     """FRENCH: the exercise, English -> French words (``corpus.prepare(split, "words",
     target_lang="fr")``) with the recipe at each budget: test exact match, word BLEU on the
     test set, step to 99 %, and the test set's wrong outputs as (number, output, reference)
-    (6 runs, about 4 CPU-minutes)."""
+    (6 runs, about 3.5 CPU-minutes)."""
     prepared = prepared or corpus.prepare(data.split_numbers(), "words", target_lang="fr")
     table = {}
     for steps in budgets:
@@ -392,7 +393,7 @@ def uniform_draw(*, seeds: Sequence[int] = SEEDS, steps: int = FULL_STEPS,
     """UNIFORM_DRAW: the recipe trained on numbers drawn uniformly from the training pool
     (``data.split_numbers(zero_rate=data.UNIFORM)``, the chapter's Exercise 7.4), per seed:
     exact match on each validation set at the end, on the uniform test set, how many of the
-    numbers 1 .. ``small`` it gets wrong, and its output for 45 (3 runs, about 3 CPU-minutes;
+    numbers 1 .. ``small`` it gets wrong, and its output for 45 (3 runs, about 1.5 CPU-minutes;
     one validation check, at the end). ``sizes``: the split's sizes (tests only)."""
     prepared = corpus.prepare(data.split_numbers(zero_rate=data.UNIFORM, **(sizes or {})))
     below = data.make_corpus(list(range(1, small + 1)))
@@ -423,7 +424,7 @@ def below_bound(*, seeds: Sequence[int] = SEEDS, steps: int = FULL_STEPS, bound:
     """BELOW_100000: what the models of EXTRAPOLATION's "100000 bounded" row (trained below
     100,000; one validation check, at the end) write above the bound, per seed: greedy exact
     match on the uniform test set, the share of its outputs with no "tausend" (one group
-    only), and the output for ``example`` (3 runs, about 3 CPU-minutes). ``sizes``: the
+    only), and the output for ``example`` (3 runs, about 1 CPU-minute). ``sizes``: the
     split's sizes (tests only)."""
     prepared, _ = extrapolation_data(ExtrapolationCell(bound), **(sizes or {}))
     table: dict[str, list[Any]] = {key: [] for key in (
