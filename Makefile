@@ -34,7 +34,7 @@ PORT ?= 8000
 # a glyph (mathtext's italic pi) in a fallback font, so one figure's bytes differ between runs.
 export MPLCONFIGDIR ?= $(abspath $(VENV))/matplotlib
 
-.PHONY: help book test test-fast notebooks lab serve lint bench clean student pdf launch-branch
+.PHONY: help book test test-fast notebooks lab serve lint bench clean student pdf launch-branch pack
 
 help:  ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -58,9 +58,9 @@ $(LAB_INSTALLED): binder/requirements.txt $(INSTALLED)
 	$(PIP_INSTALL) -r binder/requirements.txt
 	@touch $@
 
-$(DEV_INSTALLED): requirements-dev.txt tools/fetch_axe.py $(LAB_INSTALLED)
+$(DEV_INSTALLED): requirements-dev.txt tools/npm_assets.py $(LAB_INSTALLED)
 	$(PIP_INSTALL) -r requirements-dev.txt
-	$(BIN)/python tools/fetch_axe.py $(VENV)/axe-core
+	$(BIN)/python tools/npm_assets.py axe-core $(VENV)/axe-core
 	@touch $@
 
 # tools/build_book.py re-executes, in parallel, the chapters whose cells or imported code changed,
@@ -112,6 +112,13 @@ student: book  ## the site and notebooks without solutions, in _build/student/{h
 pdf: book  ## the whole book as one PDF, _build/pdf/book.pdf (headless Chromium, no LaTeX)
 	CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
 	$(BIN)/python tools/build_edition.py pdf $(BOOK)
+
+# The instructor's pack (tools/instructor_pack.py): the student edition, the PDF, every figure as
+# SVG and 200-dpi PNG with its attribution, one offline slide deck per chapter; zipped. It runs the
+# chapters again (to export their figures), so it takes about as long as a clean `make book`.
+pack: student pdf  ## the instructor's pack in _build/pack and _build/instructor-pack.zip
+	$(BIN)/python tools/instructor_pack.py $(BOOK) $(BOOK)/_build/pack \
+	  --student $(BOOK)/_build/student --pdf $(BOOK)/_build/pdf/book.pdf --jobs $(JOBS)
 
 # What the publishing workflow deploys and pushes to the launch branch (_config.yml's launch_branch):
 # the site, the student edition under student/, and Binder's environment (tools/launch_branch.py).

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
-from fetch_axe import VERSION as AXE_VERSION  # tools/ is on sys.path (site_utils)
+from npm_assets import ASSETS  # tools/ is on sys.path (site_utils)
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from print_pdf import HOST, serve
@@ -39,7 +39,7 @@ TEX_ERRORS_JS = r"""() => [
   ...Array.from(document.querySelectorAll(
       'mjx-mtext[style*="color: red"] > mjx-c.mjx-c5C:first-child'),
                 () => "undefined TeX macro")]"""
-# The current axe-core, which `make test` fetches (tools/fetch_axe.py): the one
+# The current axe-core, which `make test` fetches (tools/npm_assets.py): the one
 # axe-playwright-python bundles is older and misses rules (label-content-name-mismatch).
 AXE_JS = Path(sys.prefix) / "axe-core" / "axe.min.js"
 AXE_IMPACTS = ("serious", "critical")  # what must not be found; "minor"/"moderate" are reported
@@ -163,7 +163,7 @@ def check_page(browser: Browser, url: str, screenshot: Path) -> dict[str, Any]:
         # resolves the theme's @import "../basic.css" against the page, not the stylesheet)
         problems = PageProblems(list(problems.console_errors), list(problems.failed_requests),
                                 list(problems.offsite_requests))
-        assert AXE_JS.is_file(), f"{AXE_JS} is missing: run `make test` (tools/fetch_axe.py)"
+        assert AXE_JS.is_file(), f"{AXE_JS} is missing: run `make test` (tools/npm_assets.py)"
         axe = Axe.from_file(AXE_JS).run(page).response
         violations, axe_version = axe["violations"], axe["testEngine"]["version"]
         page.set_viewport_size(PHONE)
@@ -217,8 +217,8 @@ def test_page_in_browser(visited: Any, docname: str) -> None:
 @pytest.mark.parametrize("docname", toc_docnames())
 def test_page_has_no_serious_accessibility_violation(visited: Any, docname: str) -> None:
     """axe-core (the rules of WCAG 2.x A/AA and its best practices) on the loaded page: the
-    release tools/fetch_axe.py pins, not the older one axe-playwright-python bundles."""
-    assert visited(docname)["axe_version"] == AXE_VERSION
+    release tools/npm_assets.py pins, not the older one axe-playwright-python bundles."""
+    assert visited(docname)["axe_version"] == ASSETS["axe-core"].version
     violations = [v for v in visited(docname)["violations"] if v["impact"] in AXE_IMPACTS]
     assert not violations, "\n".join([f"{docname}:"] + describe_violations(violations))
 

@@ -293,3 +293,20 @@ def test_without_myst_nb_a_figure_is_shown_and_nothing_else(monkeypatch: pytest.
     glue_figure("f", _figure())
     assert len(shown) == 1 and shown[0].data.startswith(PNG_SIGNATURE)
     assert published == []  # nothing reached MyST-NB's glue
+
+
+def test_a_figure_pack_folder_receives_each_glued_figure_as_svg_and_png(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, published) -> None:
+    from PIL import Image as PILImage
+
+    monkeypatch.setenv(notebook.FIGURE_PACK_ENV, str(tmp_path / "pack"))
+    glue_figure("ch9-demo", _figure())
+    svg, png = tmp_path / "pack" / "ch9-demo.svg", tmp_path / "pack" / "ch9-demo.png"
+    assert notebook.FIGURE_LICENCE in svg.read_text()
+    with PILImage.open(png) as image:
+        assert image.info["Copyright"] == notebook.FIGURE_LICENCE
+        assert round(image.info["dpi"][0]) == notebook.PACK_DPI
+        assert image.width == round(3 * notebook.PACK_DPI)  # the 3-inch-wide test figure
+    monkeypatch.delenv(notebook.FIGURE_PACK_ENV)
+    glue_figure("ch9-other", _figure())
+    assert sorted(p.name for p in (tmp_path / "pack").iterdir()) == ["ch9-demo.png", "ch9-demo.svg"]

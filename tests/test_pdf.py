@@ -21,6 +21,7 @@ import pytest
 from pypdf import PdfReader
 from site_utils import (
     BUILD,
+    HTML,
     REPO,
     chapter_numbers,
     glue_figures,
@@ -122,3 +123,77 @@ def test_explorers_print_as_static_maps(pdf: PdfReader) -> None:
     assert text.count("Interactive in the web edition") == explorers
     assert " or try " not in text and "to read where it looks" not in text, \
         "the explorers' controls were printed"
+
+
+# --- the instructor's pack (tools/instructor_pack.py, `make pack`) -----------------------------
+PACK_CHAPTER = Path("book/04_positional_encoding.md")  # one chapter: the pack re-runs each
+
+
+@pytest.fixture(scope="module")
+def pack(pdf: PdfReader, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The pack for chapter 4, from this module's PDF and a student edition built for it."""
+    import instructor_pack
+
+    work = tmp_path_factory.mktemp("pack")
+    done = subprocess.run([sys.executable, str(REPO / "tools" / "build_edition.py"), "student",
+                           str(REPO), "--out", str(work / "student")],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    archive = instructor_pack.write_pack(REPO, work / "pack", work / "student", PDF,
+                                         only=[PACK_CHAPTER])
+    assert archive.is_file()
+    return work / "pack"
+
+
+def test_the_pack_holds_the_student_edition_the_pdf_and_each_figure_twice(pack: Path) -> None:
+    import csv
+    import zipfile
+
+    import instructor_pack
+    from PIL import Image
+
+    assert (pack / "site" / "index.html").is_file() and (pack / "book.pdf").is_file()
+    assert sorted(p.name for p in (pack / "notebooks").glob("*.ipynb"))
+    keys = instructor_pack.figure_keys(REPO / PACK_CHAPTER).values()
+    rows = list(csv.DictReader((pack / "figures" / "index.csv").open(encoding="utf-8")))
+    assert sorted(row["svg"] for row in rows) == sorted(f"{key}.svg" for key in keys)
+    config_url = instructor_pack.binder_links.load_config(REPO)["repository"]["url"]
+    for row in rows:
+        assert "CC BY 4.0" in row["attribution"] and config_url in row["attribution"]
+        assert row["caption"].startswith("Figure 4.") and not row["caption"].endswith("#")
+        assert "CC BY 4.0" in (pack / "figures" / row["svg"]).read_text(encoding="utf-8")
+        with Image.open(pack / "figures" / row["png"]) as image:
+            assert round(image.info["dpi"][0]) == 200 and "CC BY 4.0" in image.info["Copyright"]
+    inside = set(zipfile.ZipFile(pack.with_name("instructor-pack.zip")).namelist())
+    assert {f"instructor-pack/{p.relative_to(pack).as_posix()}" for p in pack.rglob("*")
+            if p.is_file()} == inside
+
+
+def test_a_slide_deck_opens_offline_with_its_figures_and_equations(pack: Path) -> None:
+    """In Chromium with every request off the pack's own files refused: reveal.js starts, each
+    figure loads, and MathJax typesets each equation."""
+    import instructor_pack
+    from playwright.sync_api import sync_playwright
+
+    deck = pack / "slides" / f"{PACK_CHAPTER.stem}.html"
+    _, slides = instructor_pack.main_path_slides(HTML / PACK_CHAPTER.with_suffix(".html"),
+                                                 instructor_pack.figure_keys(REPO / PACK_CHAPTER))
+    equations = sum('class="equation"' in s.body for s in slides)
+    assert equations and len(slides) > equations, "chapter 4's main path has both"
+    refused: list[str] = []
+    with sync_playwright() as play:
+        browser = play.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
+        page = browser.new_page()
+        page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(
+            "file://") else (refused.append(route.request.url), route.abort()))
+        page.goto(deck.as_uri(), wait_until="load")
+        page.wait_for_function("() => window.Reveal && Reveal.isReady()", timeout=30_000)
+        page.wait_for_function(f"() => document.querySelectorAll('.equation mjx-container')"
+                               f".length >= {equations}", timeout=60_000)
+        total = page.evaluate("() => Reveal.getTotalSlides()")
+        broken = page.evaluate("() => Array.from(document.images).filter(i => !i.naturalWidth)"
+                               ".map(i => i.src)")
+        browser.close()
+    assert total == len(slides) + 2  # a title slide and a closing one
+    assert not broken, broken
+    assert not refused, f"the deck reached for the network: {refused}"

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from numbers import Real
+from pathlib import Path
 from typing import Any
 
 import matplotlib
@@ -32,6 +33,11 @@ DEFAULT_THREADS = 1  # fixed, so results and timings do not depend on the host's
 # one thread also keeps small models fast on shared machines, where waiting threads spin
 FIGURE_DPI = 110
 TIMED_SUFFIX = "-timed"
+# The instructor pack's figures (tools/instructor_pack.py): a folder to export every glued figure
+# into, as SVG and as PNG at PACK_DPI, each carrying the licence of the course's figures.
+FIGURE_PACK_ENV = "TRANSFORMER_COURSE_FIGURE_PACK"
+PACK_DPI = 200
+FIGURE_LICENCE = "CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/)"
 
 
 def seed_everything(seed: int = DEFAULT_SEED) -> None:
@@ -108,13 +114,28 @@ def _check_key(key: Any) -> None:
         raise ValueError(f"key must be a non-empty string without spaces or ':'; got {key!r}")
 
 
+def export_figure(key: str, fig: matplotlib.figure.Figure, folder: Path) -> tuple[Path, Path]:
+    """Write ``fig`` as ``folder/<key>.svg`` and ``folder/<key>.png`` (:data:`PACK_DPI`), each
+    carrying the figures' licence (:data:`FIGURE_LICENCE`) in its metadata; no timestamps."""
+    folder.mkdir(parents=True, exist_ok=True)
+    svg, png = folder / f"{key}.svg", folder / f"{key}.png"
+    fig.savefig(svg, format="svg", metadata={"Title": key, "Rights": FIGURE_LICENCE, "Date": None})
+    fig.savefig(png, format="png", dpi=PACK_DPI,
+                metadata={"Title": key, "Copyright": FIGURE_LICENCE, "Software": None})
+    return svg, png
+
+
 def glue_figure(key: str, fig: matplotlib.figure.Figure) -> None:
     """Glue ``fig`` under ``key`` as a PNG image and display it under the cell, so that a reader
     running the chapter as a notebook sees it there; the site shows it once, where its
-    ``{glue:figure}`` stands, because the cell's output is removed there (``remove-output``)."""
+    ``{glue:figure}`` stands, because the cell's output is removed there (``remove-output``).
+    Where :data:`FIGURE_PACK_ENV` names a folder (``make pack``), the figure is also exported
+    there (:func:`export_figure`)."""
     from IPython.display import Image
 
     _check_key(key)
+    if os.environ.get(FIGURE_PACK_ENV):
+        export_figure(key, fig, Path(os.environ[FIGURE_PACK_ENV]))
     _glue(key, Image(data=figure_png(fig), format="png"), display=True)
 
 

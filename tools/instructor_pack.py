@@ -1,0 +1,226 @@
+"""The instructor's pack: everything to teach from, offline, in one folder and one zip.
+
+    python tools/instructor_pack.py BOOK OUT --student DIR --pdf FILE [--jobs N]
+    (make pack: _build/pack and _build/instructor-pack.zip)
+
+- ``site/`` and ``notebooks/``: the student edition (``make student``): the site and every
+  chapter's notebook, without the solutions;
+- ``book.pdf``: the whole book (``make pdf``);
+- ``figures/``: every figure the chapters draw, as SVG and as 200-dpi PNG named by its glue key
+  (``ch4-heatmap.svg``), each carrying the CC BY 4.0 licence in its metadata, and ``index.csv``
+  with each figure's chapter, caption and attribution line. The chapters are run again for it
+  (``tools/run_chapters.py``, in fresh kernels) with ``TRANSFORMER_COURSE_FIGURE_PACK`` set;
+- ``slides/``: one reveal.js deck per chapter, its main path's figures and display equations in
+  the order the page shows them, under the page's section headings; reveal.js and MathJax are
+  local copies, so a deck opens with no network (reveal.js from ``tools/npm_assets.py``, MathJax
+  from the site's own ``_static/``).
+
+Figure captions and equations are read from the built site's HTML, where every glued number is
+filled in, so a slide says what the page says.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import html
+import os
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from bs4 import BeautifulSoup, Tag
+
+TOOLS = Path(__file__).resolve().parent
+sys.path.insert(0, str(TOOLS))
+
+import binder_links  # noqa: E402
+import npm_assets  # noqa: E402
+import toc_chapters  # noqa: E402
+
+FIGURE_PACK_ENV = "TRANSFORMER_COURSE_FIGURE_PACK"  # transformer_course.notebook's
+GLUE_FIGURE = re.compile(r"^```\{glue:figure\}\s+(\S+)\s*\n(?::[^\n]*\n)*", re.MULTILINE)
+FIGURE_NAME = re.compile(r"^:name:\s*(\S+)", re.MULTILINE)
+MAIN_PATH_ENDS = ("Summary", "Exercises", "Lab notes")  # the first of these headings ends it
+LICENCE_URL = "https://creativecommons.org/licenses/by/4.0/"
+
+
+@dataclass(frozen=True)
+class Slide:
+    """One slide: the section it belongs to and its HTML body (an image or an equation)."""
+
+    section: str
+    body: str
+
+
+def figure_keys(source: Path) -> dict[str, str]:
+    """The page's glued figures: figure name (``fig-ch4-heatmap``) -> glue key."""
+    keys = {}
+    for match in GLUE_FIGURE.finditer(source.read_text(encoding="utf-8")):
+        name = FIGURE_NAME.search(match.group(0))
+        keys[name.group(1) if name else match.group(1)] = match.group(1)
+    return keys
+
+
+def _text(tag: Tag) -> str:
+    """The tag's text on one line, without Sphinx's "#" permalinks."""
+    for link in tag.select("a.headerlink"):
+        link.decompose()
+    return " ".join(tag.get_text(" ").split())
+
+
+def main_path_slides(page: Path, keys: dict[str, str]) -> tuple[str, list[Slide]]:
+    """The chapter's title and its main path's figures and display equations, in page order,
+    from the built page (glued numbers filled in, captions numbered)."""
+    soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+    article = soup.select_one("article.bd-article")
+    title = _text(article.find("h1"))
+    slides, section = [], title
+    for tag in article.find_all(["h2", "figure", "div"]):
+        if tag.name == "h2":
+            section = _text(tag)
+            if section.startswith(MAIN_PATH_ENDS):
+                break
+        elif tag.name == "figure" and tag.get("id") in keys:
+            caption = tag.find("figcaption")
+            key = keys[tag["id"]]
+            slides.append(Slide(section, (
+                f'<img src="../figures/{key}.svg" alt="{html.escape(tag.img.get("alt", ""))}">'
+                f'<p class="caption">{html.escape(_text(caption)) if caption else ""}</p>')))
+        elif tag.name == "div" and "math" in tag.get("class", []) and not tag.find_parent(
+                ["figure", "details"]):
+            slides.append(Slide(section, f'<div class="equation">{html.escape(_text(tag))}</div>'))
+    return title, slides
+
+
+def deck(title: str, slides: list[Slide], course: str, source: str) -> str:
+    """A reveal.js deck: a title slide, the slides, and a closing slide with the attribution."""
+    sections = [f"<section><h1>{html.escape(title)}</h1><p>{html.escape(course)}</p></section>"]
+    sections += [f"<section><h3>{html.escape(s.section)}</h3>{s.body}</section>" for s in slides]
+    sections.append(f"<section><p>{html.escape(course)}: {html.escape(source)}</p>"
+                    f'<p>Text and figures: <a href="{LICENCE_URL}">CC BY 4.0</a>.</p></section>')
+    body = "\n".join(sections)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{html.escape(title)}</title>
+<link rel="stylesheet" href="assets/reveal.js/dist/reveal.css">
+<link rel="stylesheet" href="assets/reveal.js/dist/theme/white.css">
+<style>
+.reveal img {{ max-height: 58vh; max-width: 90%; }}
+.reveal p.caption {{ font-size: 0.45em; text-align: left; }}
+.reveal .equation {{ font-size: 0.9em; }}
+.reveal h3 {{ font-size: 1.1em; }}
+</style>
+<script>window.MathJax = {{ tex: {{ inlineMath: [["\\\\(", "\\\\)"]] }} }};</script>
+<script defer src="../site/_static/mathjax/tex-chtml.js"></script>
+</head>
+<body>
+<div class="reveal"><div class="slides">
+{body}
+</div></div>
+<script src="assets/reveal.js/dist/reveal.js"></script>
+<script>Reveal.initialize({{ hash: true, slideNumber: true }});</script>
+</body>
+</html>
+"""
+
+
+def run_for_figures(book: Path, chapters: list[Path], figures: Path, jobs: int) -> None:
+    """Run the chapters again (fresh kernels) with the figure export on."""
+    done = subprocess.run([sys.executable, str(TOOLS / "run_chapters.py"), "--jobs", str(jobs),
+                           "--set", f"{FIGURE_PACK_ENV}={figures}", *map(str, chapters)], cwd=book,
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"a chapter failed while exporting its figures:\n{done.stdout}"
+                           f"\n{done.stderr[-3000:]}")
+
+
+def write_pack(book: Path, out: Path, student: Path, pdf: Path, jobs: int = 1,
+               only: list[Path] | None = None) -> Path:
+    """Write the pack for the book in ``book`` into ``out`` (replaced); return the zip's path.
+    ``only``: the chapters (``book/04_positional_encoding.md``) whose figures and slides to make
+    (tests); every chapter by default."""
+    chapters = only or toc_chapters.chapters(book, notebooks_only=True)
+    for needed in (student / "html" / "index.html", student / "notebooks", pdf):
+        if not needed.exists():
+            raise FileNotFoundError(f"{needed} is missing: run `make student` and `make pdf`")
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(student / "html", out / "site")
+    shutil.copytree(student / "notebooks", out / "notebooks")
+    shutil.copy2(pdf, out / "book.pdf")
+    run_for_figures(book, chapters, out / "figures", jobs)
+
+    config = binder_links.load_config(book)
+    course = config.get("title", "Attention, executed")
+    source = str(config["repository"]["url"])
+    rows = []
+    npm_assets.fetch("reveal.js", out / "slides" / "assets" / "reveal.js")
+    site = book / "_build" / "html"
+    for chapter in chapters:
+        keys = figure_keys(book / chapter)
+        page = site / chapter.with_suffix(".html")
+        title, slides = main_path_slides(page, keys)
+        (out / "slides" / f"{chapter.stem}.html").write_text(deck(title, slides, course, source),
+                                                            encoding="utf-8")
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for name, key in keys.items():
+            figure = soup.find("figure", id=name)
+            caption = _text(figure.find("figcaption")) if figure and figure.find("figcaption") \
+                else ""
+            rows.append({"svg": f"{key}.svg", "png": f"{key}.png", "chapter": title,
+                         "caption": caption,
+                         "attribution": f'"{course}" ({source}), {title}. CC BY 4.0 '
+                                        f"({LICENCE_URL})"})
+    missing = [row["svg"] for row in rows if not (out / "figures" / row["svg"]).is_file()]
+    if missing:
+        raise RuntimeError(f"figures the pages show but no run exported: {missing}")
+    with open(out / "figures" / "index.csv", "w", newline="", encoding="utf-8") as index:
+        writer = csv.DictWriter(index, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    (out / "README.txt").write_text(README.format(course=course, source=source),
+                                    encoding="utf-8")
+    archive = out.with_name("instructor-pack.zip")
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zipped:
+        for path in sorted(out.rglob("*")):
+            if path.is_file():
+                zipped.write(path, Path("instructor-pack") / path.relative_to(out))
+    return archive
+
+
+README = """{course}: the instructor's pack ({source})
+
+site/index.html     the student edition of the site (no solutions); opens from disk, offline
+notebooks/          every chapter as a notebook without solutions, for students to run
+book.pdf            the whole book, with the solutions
+figures/            every figure as SVG and 200-dpi PNG; index.csv gives each one's chapter,
+                    caption and the attribution line to use with it
+slides/*.html       one slide deck per chapter (reveal.js): its figures and equations in page
+                    order; open in a browser, arrow keys to move, F for full screen
+
+Text and figures are licensed CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/),
+code MIT: attribute as index.csv says.
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("book", type=Path)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--student", type=Path, required=True, help="make student's output")
+    parser.add_argument("--pdf", type=Path, required=True, help="make pdf's book.pdf")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args()
+    print(write_pack(args.book.resolve(), args.out.resolve(), args.student.resolve(),
+                     args.pdf.resolve(), args.jobs))
+
+
+if __name__ == "__main__":
+    main()
