@@ -96,3 +96,44 @@ def test_a_builder_with_handlers_of_its_own_gets_the_html_ones_it_lacks() -> Non
         other = SimpleNamespace(builder=SimpleNamespace(name=name, format=fmt),
                                 registry=registry)
         assert sphinx_fixes.inherit_html_handlers(other) == []  # html itself, or none of its own
+
+
+FOLDED_PAGE = """\
+---
+jupytext: {text_representation: {extension: .md, format_name: myst}}
+kernelspec: {display_name: Python 3, language: python, name: python3}
+---
+
+# A page with a folded cell
+
+```{code-cell} ipython3
+:tags: [hide-input]
+1 + 1
+```
+"""
+
+
+@pytest.mark.parametrize("with_fix", [False, True], ids=["myst-nb alone", "with sphinx_fixes"])
+def test_a_folded_cell_is_named_by_what_it_shows(tmp_path, with_fix: bool) -> None:
+    """MyST-NB names every folded cell "Toggle hidden content" (WCAG 2.5.3: the name must hold
+    the visible "Show code cell source"); sphinx_fixes drops that name. The control fails, and
+    this workaround can go, once MyST-NB no longer writes it (notes/myst_nb_summary_label.md)."""
+    import io
+    import sys
+    from pathlib import Path
+
+    from sphinx.application import Sphinx
+
+    tools = Path(sphinx_fixes.__file__).parent
+    sys.path.insert(0, str(tools))
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    extensions = ["myst_nb"] + (["sphinx_fixes"] if with_fix else [])
+    (src / "conf.py").write_text(f"extensions = {extensions!r}\nnb_execution_mode = 'off'\n"
+                                 "html_theme = 'alabaster'\n")
+    (src / "index.md").write_text(FOLDED_PAGE)
+    Sphinx(str(src), str(src), str(out), str(tmp_path / "doctrees"), "html", status=None,
+           warning=io.StringIO(), freshenv=True).build()
+    page = (out / "index.html").read_text(encoding="utf-8")
+    assert "<summary" in page and "Show code cell source" in page
+    assert (sphinx_fixes.FOLDED_CELL_SUMMARY in page) is not with_fix
