@@ -55,10 +55,16 @@ def test_setup_hooks_page_context_after_the_themes() -> None:
     metadata = sphinx_fixes.setup(app)
     assert metadata["parallel_read_safe"] and metadata["parallel_write_safe"]
     assert transforms == [sphinx_fixes.UniqueExerciseIds]
-    hooks = {args[0]: (args[1], options) for args, options in calls}
-    handler, options = hooks["html-page-context"]
+    hooks: dict[str, list] = {}
+    for args, options in calls:
+        hooks.setdefault(args[0], []).append((args[1], options))
+    page_hooks = dict(hooks["html-page-context"])
+    assert set(page_hooks) == {sphinx_fixes._dedupe_page_scripts,
+                               sphinx_fixes.name_summaries_by_their_text}
+    handler, options = sphinx_fixes._dedupe_page_scripts, page_hooks[
+        sphinx_fixes._dedupe_page_scripts]
     assert options["priority"] > 500
-    assert hooks["builder-inited"][0] is sphinx_fixes.inherit_html_handlers
+    assert hooks["builder-inited"][0][0] is sphinx_fixes.inherit_html_handlers
     context = {"script_files": [_JavaScript(None, body=THEBE), _JavaScript("", body=THEBE)]}
     scripts = context["script_files"]
     handler(app, "page", "page.html", context, None)
