@@ -119,5 +119,5 @@ def claim(text: str, holds: Any, **numbers: Any) -> None:
                               f"[{numeric_path()}]" + (f": {shown}" if shown else ""))
         return
     verdict = "holds" if held else "does NOT hold on this machine (the chapter goes on)"
-    print(f"{'✓' if held else '✗'} claim {text!r} {verdict}" + (f"; your run: {shown}" if shown
+    print(f"{'✓' if held else '✗'} claim {text!r} {verdict}" + (f"; the numbers: {shown}" if shown
                                                                  else ""))
