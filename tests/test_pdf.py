@@ -176,7 +176,8 @@ def test_a_slide_deck_opens_offline_with_its_figures_and_equations(pack: Path) -
     from playwright.sync_api import sync_playwright
 
     deck = pack / "slides" / f"{PACK_CHAPTER.stem}.html"
-    _, slides = instructor_pack.main_path_slides(HTML / PACK_CHAPTER.with_suffix(".html"),
+    article = instructor_pack.read_article(HTML / PACK_CHAPTER.with_suffix(".html"))
+    _, slides = instructor_pack.main_path_slides(article,
                                                  instructor_pack.figure_keys(REPO / PACK_CHAPTER))
     equations = sum('class="equation"' in s.body for s in slides)
     assert equations and len(slides) > equations, "chapter 4's main path has both"

@@ -73,12 +73,27 @@ def _text(tag: Tag) -> str:
     return " ".join(tag.get_text(" ").split())
 
 
-def main_path_slides(page: Path, keys: dict[str, str]) -> tuple[str, list[Slide]]:
-    """The chapter's title and its main path's figures and display equations, in page order,
-    from the built page (glued numbers filled in, captions numbered)."""
+def read_article(page: Path) -> Tag:
+    """The built page's article (its content, without the theme's frame)."""
     soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
-    article = soup.select_one("article.bd-article")
+    return soup.select_one("article.bd-article")
+
+
+def figure_captions(article: Tag, keys: dict[str, str]) -> dict[str, str]:
+    """Each glued figure's numbered caption as the page shows it, by glue key ('' if none)."""
+    captions = {}
+    for name, key in keys.items():
+        figure = article.find("figure", id=name)
+        caption = figure.find("figcaption") if figure else None
+        captions[key] = _text(caption) if caption else ""
+    return captions
+
+
+def main_path_slides(article: Tag, keys: dict[str, str]) -> tuple[str, list[Slide]]:
+    """The chapter's title and its main path's figures and display equations, in page order,
+    from the built page's article (glued numbers filled in, captions numbered)."""
     title = _text(article.find("h1"))
+    captions = figure_captions(article, keys)
     slides, section = [], title
     for tag in article.find_all(["h2", "figure", "div"]):
         if tag.name == "h2":
@@ -86,11 +101,10 @@ def main_path_slides(page: Path, keys: dict[str, str]) -> tuple[str, list[Slide]
             if section.startswith(MAIN_PATH_ENDS):
                 break
         elif tag.name == "figure" and tag.get("id") in keys:
-            caption = tag.find("figcaption")
             key = keys[tag["id"]]
             slides.append(Slide(section, (
                 f'<img src="../figures/{key}.svg" alt="{html.escape(tag.img.get("alt", ""))}">'
-                f'<p class="caption">{html.escape(_text(caption)) if caption else ""}</p>')))
+                f'<p class="caption">{html.escape(captions[key])}</p>')))
         elif tag.name == "div" and "math" in tag.get("class", []) and not tag.find_parent(
                 ["figure", "details"]):
             slides.append(Slide(section, f'<div class="equation">{html.escape(_text(tag))}</div>'))
@@ -161,19 +175,18 @@ def write_pack(book: Path, out: Path, student: Path, pdf: Path, jobs: int = 1,
     course = config.get("title", "Attention, executed")
     source = str(config["repository"]["url"])
     rows = []
-    npm_assets.fetch("reveal.js", out / "slides" / "assets" / "reveal.js")
+    # fetched once into the build folder (its stamp makes later packs skip the download)
+    reveal = npm_assets.fetch("reveal.js", book / "_build" / "npm" / "reveal.js")
+    shutil.copytree(reveal, out / "slides" / "assets" / "reveal.js",
+                    ignore=shutil.ignore_patterns(".version"))
     site = book / "_build" / "html"
     for chapter in chapters:
         keys = figure_keys(book / chapter)
-        page = site / chapter.with_suffix(".html")
-        title, slides = main_path_slides(page, keys)
+        article = read_article(site / chapter.with_suffix(".html"))
+        title, slides = main_path_slides(article, keys)
         (out / "slides" / f"{chapter.stem}.html").write_text(deck(title, slides, course, source),
                                                             encoding="utf-8")
-        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
-        for name, key in keys.items():
-            figure = soup.find("figure", id=name)
-            caption = _text(figure.find("figcaption")) if figure and figure.find("figcaption") \
-                else ""
+        for key, caption in figure_captions(article, keys).items():
             rows.append({"svg": f"{key}.svg", "png": f"{key}.png", "chapter": title,
                          "caption": caption,
                          "attribution": f'"{course}" ({source}), {title}. CC BY 4.0 '

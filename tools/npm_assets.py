@@ -6,8 +6,9 @@ npm: the browser tests' axe-core and the instructor pack's reveal.js.
 axe-playwright-python bundles an older axe-core (4.12), which misses rules of the current one
 (``label-content-name-mismatch`` among them), so the browser tests run the release pinned here;
 `make test` fetches it into ``.venv/axe-core``. The slide decks of `make pack` use reveal.js
-(``.venv/reveal.js``). Each package's files keep their paths inside the package, with its
-licence beside them; a stamp (``.version``) makes a second fetch of the same release a no-op.
+(fetched into ``_build/npm/reveal.js``, then copied into the pack). Each package's files keep
+their paths inside the package, with its licence beside them; a stamp (``.version``) makes a
+second fetch of the same release a no-op.
 """
 
 from __future__ import annotations
