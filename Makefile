@@ -7,10 +7,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 # One stamp per requirement set, each installed on top of the one before: the reader's
 # (requirements.txt, and the package) for the book; JupyterLab's (binder/requirements.txt) for
-# `make lab`; the developer's (requirements-dev.txt) for the tests, benchmarks and linters.
+# `make lab`; the instructor's (requirements-instructor.txt: nbgrader) for `make assignments` and
+# `make grade`; the developer's (requirements-dev.txt) for the tests, benchmarks and linters.
 # INSTALLED= installs nothing (the Python in BIN already has everything).
 INSTALLED := $(VENV)/.installed
 LAB_INSTALLED := $(if $(INSTALLED),$(VENV)/.installed-lab)
+INSTRUCTOR_INSTALLED := $(if $(INSTALLED),$(VENV)/.installed-instructor)
 DEV_INSTALLED := $(if $(INSTALLED),$(VENV)/.installed-dev)
 # pip retries an unreachable index five times per package, with back-off: offline, the PyTorch CPU
 # index named in requirements.txt then costs many minutes. One try is enough on a good network;
@@ -34,7 +36,8 @@ PORT ?= 8000
 # a glyph (mathtext's italic pi) in a fallback font, so one figure's bytes differ between runs.
 export MPLCONFIGDIR ?= $(abspath $(VENV))/matplotlib
 
-.PHONY: help book test test-fast notebooks lab serve lint bench clean student pdf launch-branch pack
+.PHONY: help book test test-fast notebooks lab serve lint bench clean student pdf launch-branch pack \
+  assignments grade
 
 help:  ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -58,7 +61,11 @@ $(LAB_INSTALLED): binder/requirements.txt $(INSTALLED)
 	$(PIP_INSTALL) -r binder/requirements.txt
 	@touch $@
 
-$(DEV_INSTALLED): requirements-dev.txt tools/npm_assets.py $(LAB_INSTALLED)
+$(INSTRUCTOR_INSTALLED): requirements-instructor.txt $(LAB_INSTALLED)
+	$(PIP_INSTALL) -r requirements-instructor.txt
+	@touch $@
+
+$(DEV_INSTALLED): requirements-dev.txt tools/npm_assets.py $(INSTRUCTOR_INSTALLED)
 	$(PIP_INSTALL) -r requirements-dev.txt
 	$(BIN)/python tools/npm_assets.py axe-core $(VENV)/axe-core
 	@touch $@
@@ -113,12 +120,24 @@ pdf: book  ## the whole book as one PDF, _build/pdf/book.pdf (headless Chromium,
 	CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
 	$(BIN)/python tools/build_edition.py pdf $(BOOK)
 
-# The instructor's pack (tools/instructor_pack.py): the student edition, the PDF, every figure as
-# SVG and 200-dpi PNG with its attribution, one offline slide deck per chapter; zipped. It runs the
-# chapters again (to export their figures), so it takes about as long as a clean `make book`.
-pack: student pdf  ## the instructor's pack in _build/pack and _build/instructor-pack.zip
+# The instructor's pack (tools/instructor_pack.py): the student edition, the PDF, the assignment
+# notebooks and rubrics, every figure as SVG and 200-dpi PNG with its attribution, one offline
+# slide deck per chapter; zipped. It runs the chapters again (to export their figures), so it takes
+# about as long as a clean `make book`.
+pack: student pdf $(INSTRUCTOR_INSTALLED)  ## the instructor's pack in _build/pack and _build/instructor-pack.zip
 	$(BIN)/python tools/instructor_pack.py $(BOOK) $(BOOK)/_build/pack \
 	  --student $(BOOK)/_build/student --pdf $(BOOK)/_build/pdf/book.pdf --jobs $(JOBS)
+
+# --- Graded assignments (assignments/, nbgrader: tools/assignment_notebooks.py, tools/grade.py) -
+# One notebook per exercise with a checker. Students get a stub and the visible tests; grading
+# puts the hidden tests back, runs each notebook in a fresh kernel and writes one CSV.
+assignments: $(INSTRUCTOR_INSTALLED)  ## the students' assignment notebooks in _build/assignments
+	$(BIN)/python tools/assignment_notebooks.py _build/assignments
+
+grade: $(INSTRUCTOR_INSTALLED)  ## grade the notebooks in SUBMISSIONS=folder into a CSV
+	@test -n "$(SUBMISSIONS)" || { echo "make grade: name the folder of submitted notebooks:" \
+	  "make grade SUBMISSIONS=path/to/folder" >&2; exit 2; }
+	$(BIN)/python tools/grade.py "$(SUBMISSIONS)" --work _build/grading
 
 # What the publishing workflow deploys and pushes to the launch branch (_config.yml's launch_branch):
 # the site, the student edition under student/, and Binder's environment (tools/launch_branch.py).

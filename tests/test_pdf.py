@@ -154,6 +154,9 @@ def test_the_pack_holds_the_student_edition_the_pdf_and_each_figure_twice(pack: 
 
     assert (pack / "site" / "index.html").is_file() and (pack / "book.pdf").is_file()
     assert sorted(p.name for p in (pack / "notebooks").glob("*.ipynb"))
+    assert sorted(p.stem for p in (pack / "assignments").glob("*.ipynb")) == \
+        instructor_pack.assignment_notebooks.assignment_names()
+    assert (pack / "assignments" / "RUBRICS.md").is_file()
     keys = instructor_pack.figure_keys(REPO / PACK_CHAPTER).values()
     rows = list(csv.DictReader((pack / "figures" / "index.csv").open(encoding="utf-8")))
     assert sorted(row["svg"] for row in rows) == sorted(f"{key}.svg" for key in keys)

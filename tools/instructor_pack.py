@@ -6,6 +6,8 @@
 - ``site/`` and ``notebooks/``: the student edition (``make student``): the site and every
   chapter's notebook, without the solutions;
 - ``book.pdf``: the whole book (``make pdf``);
+- ``assignments/``: the students' assignment notebooks (``make assignments``: a stub and its
+  visible tests per exercise with a checker), and ``RUBRICS.md`` for the challenge exercises;
 - ``figures/``: every figure the chapters draw, as SVG and as 200-dpi PNG named by its glue key
   (``ch4-heatmap.svg``), each carrying the CC BY 4.0 licence in its metadata, and ``index.csv``
   with each figure's chapter, caption and attribution line. The chapters are run again for it
@@ -38,6 +40,7 @@ from bs4 import BeautifulSoup, Tag
 TOOLS = Path(__file__).resolve().parent
 sys.path.insert(0, str(TOOLS))
 
+import assignment_notebooks  # noqa: E402
 import binder_links  # noqa: E402
 import npm_assets  # noqa: E402
 import toc_chapters  # noqa: E402
@@ -169,6 +172,8 @@ def write_pack(book: Path, out: Path, student: Path, pdf: Path, jobs: int = 1,
     shutil.copytree(student / "html", out / "site")
     shutil.copytree(student / "notebooks", out / "notebooks")
     shutil.copy2(pdf, out / "book.pdf")
+    assignment_notebooks.write_release(out / "assignments")
+    shutil.copy2(assignment_notebooks.RUBRICS, out / "assignments")
     run_for_figures(book, chapters, out / "figures", jobs)
 
     config = binder_links.load_config(book)
@@ -213,6 +218,9 @@ README = """{course}: the instructor's pack ({source})
 site/index.html     the student edition of the site (no solutions); opens from disk, offline
 notebooks/          every chapter as a notebook without solutions, for students to run
 book.pdf            the whole book, with the solutions
+assignments/        one notebook per exercise with a checker, for students: a stub to fill in
+                    and its tests (grade the handed-in notebooks with `make grade` in the
+                    course's repository); RUBRICS.md: how to mark the challenge exercises
 figures/            every figure as SVG and 200-dpi PNG; index.csv gives each one's chapter,
                     caption and the attribution line to use with it
 slides/*.html       one slide deck per chapter (reveal.js): its figures and equations in page
