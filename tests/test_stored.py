@@ -20,7 +20,10 @@ def data_files() -> set:
 
 
 def test_every_stored_data_file_is_a_registered_study():
-    assert data_files() == {s.path for s in stored.STUDIES.values()}
+    registered = {s.path for s in stored.STUDIES.values()}
+    companions = {c for s in stored.STUDIES.values() for c in s.companions}
+    assert data_files() == registered | {c for c in companions if c.suffix in DATA_SUFFIXES}
+    assert all(c.exists() for c in companions)
 
 
 @pytest.mark.parametrize("name", sorted(stored.STUDIES))
@@ -29,7 +32,8 @@ def test_each_study_records_where_it_was_made(name):
     assert set(environment()) <= set(env)
     assert env["recorded"] is True  # written by the study's own command
     made_on = stored.study(name).made_on()
-    assert env["cpu_capability"] in made_on and env["torch"].split("+")[0] in made_on
+    assert env.get("gpu", env["cpu_capability"]) in made_on
+    assert env["torch"].split("+")[0] in made_on
 
 
 @pytest.mark.parametrize("name", sorted(stored.STUDIES))
@@ -63,8 +67,9 @@ def test_an_unknown_study_is_refused():
 
 
 def test_the_built_package_carries_every_stored_study(tmp_path):
-    """A non-editable install (Colab's, a student's `pip install .`) has each study's data and
-    environment record: the wheel pip builds from this checkout holds them."""
+    """A non-editable install (Colab's, a student's `pip install .`) has each study's data,
+    environment record and companions (chapter 8's stored models): the wheel pip builds from
+    this checkout holds them."""
     import subprocess
     import sys
     import zipfile
@@ -79,5 +84,5 @@ def test_the_built_package_carries_every_stored_study(tmp_path):
     inside = set(zipfile.ZipFile(wheel).namelist())
     root = stored.EXPERIMENTS.parents[1]  # the folder holding transformer_course/
     for study in stored.STUDIES.values():
-        for path in (study.path, stored.environment_path(study.path)):
+        for path in (study.path, stored.environment_path(study.path), *study.companions):
             assert path.relative_to(root).as_posix() in inside, f"{study.name}: {path.name}"

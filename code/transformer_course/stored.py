@@ -35,6 +35,7 @@ class StoredStudy:
     path: Path  # the data file
     command: str  # regenerates the file and its environment record
     cost: str  # on one thread of the machine it was made on
+    companions: tuple[Path, ...] = ()  # other files the command writes (stored models, a BPE)
 
     def environment(self) -> dict[str, Any]:
         """The environment the data was made in, as recorded beside it."""
@@ -44,6 +45,8 @@ class StoredStudy:
         """Where the data was made, short enough for a table column: CPU, torch's kernel level,
         torch's version and threads ("Intel Xeon (AVX512), torch 2.13.0, 1 thread")."""
         env = self.environment()
+        if "gpu" in env:  # trained and scored on a GPU (the record's CPU only ran Python)
+            return f"{env['gpu']}, torch {env['torch'].split('+')[0]}"
         cpu = " ".join(word for word in env["cpu"].replace("(R)", "").replace("(TM)", "").split()
                        if word not in ("CPU", "Processor"))
         threads = env["threads"]
@@ -52,9 +55,10 @@ class StoredStudy:
 
 
 def _study(name: str, chapters: tuple[int, ...], relative: str, module: str, args: str,
-           cost: str) -> StoredStudy:
+           cost: str, companions: tuple[str, ...] = ()) -> StoredStudy:
     command = f"python -m transformer_course.experiments.{module}" + (f" {args}" if args else "")
-    return StoredStudy(name, chapters, EXPERIMENTS / relative, command, cost)
+    return StoredStudy(name, chapters, EXPERIMENTS / relative, command, cost,
+                       tuple(EXPERIMENTS / c for c in companions))
 
 
 STUDIES: dict[str, StoredStudy] = {study.name: study for study in (
@@ -72,6 +76,11 @@ STUDIES: dict[str, StoredStudy] = {study.name: study for study in (
            "ch7_translation.opening_map", "", "about 1 CPU-minute"),
     _study("ch7-measured", (7,), "ch7_translation/measured.json",
            "ch7_translation.measure", "", "about 1.2 CPU-hours"),
+    _study("ch8-stored-models", (8,), "ch8_real_sentences/stored_models.json",
+           "ch8_real_sentences.stored_models", "translator | writer | select (its docstring)",
+           "about 4 GPU-minutes (H100); about 10 hours on a 2-core CPU",
+           tuple(f"ch8_real_sentences/{name}" for name in ("bpe.json", "translator.bin",
+                                                           "writer.bin"))),
 )}
 
 

@@ -1,0 +1,92 @@
+"""The chapter's two models: the paper's encoder-decoder at a CPU size, and the decoder alone.
+
+The decoder alone (a GPT-style language model) is built from the same blocks. Its layer is the
+paper's decoder layer without cross-attention, which is the encoder layer under a causal mask:
+self-attention and a feed-forward, each in a residual. What changes from the encoder-decoder:
+
+- no encoder, so no memory and no cross-attention;
+- one mask, the causal one (and padding), on the one sequence;
+- the loss is the next token's cross-entropy on the text itself, not on a translation.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from transformer_course.core.masks import decoder_self_attention_mask
+from transformer_course.core.model import Embeddings, EncoderLayer, TransformerConfig
+
+D_MODEL, HEADS, D_FF, MAX_LEN = 256, 4, 1024, 256
+
+
+def translator_config(vocab_size: int, dropout: float = 0.1, layers: int = 3,
+                      norm_first: bool = False) -> TransformerConfig:
+    """The paper's base model cut to a CPU size: d_model 256 (base: 512), 4 heads of
+    d_k = 64 (as in the base model), d_ff 1024 (4 d_model, as in the paper), ``layers`` + ``layers``
+    layers (base: 6 + 6), post-norm, one embedding matrix shared by both languages and the output
+    layer (section 3.4)."""
+    return TransformerConfig(vocab_size, vocab_size, d_model=D_MODEL, num_heads=HEADS,
+                             num_encoder_layers=layers, num_decoder_layers=layers, d_ff=D_FF,
+                             dropout=dropout, max_len=MAX_LEN, norm_first=norm_first)
+
+
+class DecoderOnly(nn.Module):
+    """A causal language model: embeddings, N self-attention layers under the causal mask, a
+    final LayerNorm (pre-norm, as GPT-2 and its successors) and the tied output layer.
+
+    Built from a :class:`TransformerConfig`; it reads the target vocabulary and the decoder's
+    depth and ignores the encoder's.
+    """
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.config = c = config
+        self.embed = Embeddings(c.tgt_vocab_size, c.d_model, c.max_len, c.positional, c.dropout)
+        self.layers = nn.ModuleList(
+            EncoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first,
+                         c.layer_norm_eps) for _ in range(c.num_decoder_layers))
+        self.norm = nn.LayerNorm(c.d_model, c.layer_norm_eps) if c.has_final_norm else None
+        self.output_projection = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.xavier_uniform_(module.weight)
+                if module.bias is not None:
+                    nn.init.zeros_(module.bias)
+        nn.init.xavier_uniform_(self.embed.token.weight)
+        self.output_projection.weight = self.embed.token.weight
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        """tokens (B, T), BOS first, padded right -> logits (B, T, V) of each next token."""
+        mask = decoder_self_attention_mask(tokens, self.config.pad_id)  # (B, T, T): causal
+        x = self.embed(tokens)
+        for layer in self.layers:
+            x = layer(x, mask)
+        return self.output_projection(x if self.norm is None else self.norm(x))
+
+
+def writer_config(vocab_size: int, dropout: float = 0.1, layers: int = 3) -> TransformerConfig:
+    """The decoder alone at the translator's width: ``layers`` pre-norm layers."""
+    return TransformerConfig(vocab_size, vocab_size, d_model=D_MODEL, num_heads=HEADS,
+                             num_encoder_layers=1, num_decoder_layers=layers, d_ff=D_FF,
+                             dropout=dropout, max_len=MAX_LEN, norm_first=True)
+
+
+@torch.no_grad()
+def sample(model: DecoderOnly, prompt: torch.Tensor, max_new: int, *, temperature: float = 1.0,
+           top_k: int | None = None, eos_id: int = 2, generator: torch.Generator | None = None,
+           ) -> torch.Tensor:
+    """Extend ``prompt`` (T,) ids, BOS first, by up to ``max_new`` tokens drawn from
+    softmax(logits / temperature) over the ``top_k`` most probable (all if None); stops at EOS.
+    Returns the ids (T + n,)."""
+    tokens = prompt.clone()
+    for _ in range(max_new):
+        logits = model(tokens[None, -model.config.max_len:])[0, -1].float() / temperature
+        if top_k is not None:
+            kth = torch.topk(logits, top_k).values[-1]
+            logits = logits.masked_fill(logits < kth, -torch.inf)
+        token = torch.multinomial(torch.softmax(logits, -1), 1, generator=generator)
+        tokens = torch.cat([tokens, token.to(tokens.device)])
+        if int(token) == eos_id:
+            break
+    return tokens

@@ -1,0 +1,439 @@
+"""Train the chapter's stored models and score them: the study ``ch8-stored-models``.
+
+Three parts, each its own process so that they can share one machine (a GPU is mostly idle with
+models this small, so they run side by side on one). The stored study was made on one H100 with
+(``M=transformer_course.experiments.ch8_real_sentences.stored_models``)::
+
+    python -m $M translator --device cuda --dropout 0.1 --out r/d01 --steps 2500 \\
+        --batch-tokens 24000 --checks 8 --eval-limit 300 &
+    python -m $M translator --device cuda --dropout 0.3 --out r/d03 --steps 2500 \\
+        --batch-tokens 24000 --checks 8 --eval-limit 300 &
+    python -m $M writer --device cuda --out r/w --steps 5000 --batch-tokens 12000 --checks 10 &
+    wait
+    python -m $M translator --device cuda --dropout 0.1 --seed 1 --out r/d01s1 --steps 2500 \\
+        --batch-tokens 24000 --checks 1 --eval-limit 100   # and --dropout 0.3 into r/d03s1
+    python -m $M select r/d01 r/d03 --writer r/w --replicates r/d01s1 r/d03s1 --device cuda
+
+On a CPU leave out ``--device cuda``: one translator's 2,500 steps (107 million tokens) then take
+about 10 hours on 2 cores, at about 3,000 tokens a second.
+
+``select`` keeps the translator with the higher validation BLEU (the test books play no part in
+the choice) and writes the stored files beside this module: ``translator.bin``, ``writer.bin``
+(weights, ``weights.py``) and ``stored_models.json`` (scores, curves, outputs, samples), with its
+environment record. The BPE (``bpe.json``) is learned first, on the training books, by whichever
+part runs first.
+
+The translator follows the paper's recipe (section 5): Adam (0.9, 0.98, 1e-9), the warm-up
+schedule (the paper warms up for 4,000 steps; a run of fewer than 12,000 steps warms up for a
+third of them, to the paper's peak rate, and decays as the paper does), label smoothing 0.1, dropout on every sub-layer and on the
+embeddings, batches of about ``--batch-tokens`` tokens of similar lengths, the average of the
+last five checkpoints, and beam search of width 4 with length penalty 0.6 (section 6.1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import math
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import sacrebleu
+import torch
+from torch import nn
+
+from transformer_course.core.decoding import beam_search, greedy_decode
+from transformer_course.core.model import Transformer, count_parameters
+from transformer_course.core.training import TrainConfig, evaluate, teacher_forced_loss, train
+
+from . import data, weights
+from .models import DecoderOnly, sample, translator_config, writer_config
+
+HERE = Path(__file__).parent
+RESULTS = HERE / "stored_models.json"
+WARMUP = 4000
+BEAM, ALPHA = 4, 0.6
+EVAL_BATCH = 256
+SAMPLE_PROMPTS = ("", "In the beginning", "Jesus said to them,")
+SAMPLE_SETTINGS = ((0.7, 40), (1.0, 40))  # (temperature, top-k)
+
+
+def bpe() -> Any:
+    """The stored BPE, learned on the training books' English and Spanish if not there yet."""
+    if not data.BPE.exists():
+        train_set = data.split_by_book(data.load_verses())["train"]
+        tokenizer = data.train_bpe([v.english for v in train_set] + [v.spanish for v in train_set])
+        tokenizer.save(str(data.BPE))
+    return data.load_bpe()
+
+
+class Counted:
+    """Batches for ``core.train``, counting the tokens they hold (source + target labels)."""
+
+    def __init__(self, make: Any, rows: Iterator[list[int]], device: str) -> None:
+        self.make, self.rows, self.device, self.tokens = make, rows, device, 0
+
+    def __iter__(self) -> Counted:
+        return self
+
+    def __next__(self) -> Any:
+        batch, tokens = self.make(next(self.rows), self.device)
+        self.tokens += tokens
+        return batch
+
+
+def autocast(device: str) -> Any:
+    """bfloat16 matrix products on a GPU; nothing on a CPU (float32 throughout)."""
+    return torch.autocast("cuda", torch.bfloat16, enabled=device.startswith("cuda"))
+
+
+@torch.no_grad()
+def translate(model: Transformer, pairs: data.Pairs, tokenizer: Any, device: str,
+              beam: int = 1, alpha: float = 0.0) -> list[str]:
+    """English for every source of ``pairs``: greedy, or a beam of ``beam`` (in float32: the
+    decoder's cache holds float32 keys and values)."""
+    model.eval()
+    rows = sorted(range(len(pairs)), key=lambda i: len(pairs.src[i]))
+    out: dict[int, str] = {}
+    for start in range(0, len(rows), EVAL_BATCH // beam):
+        chunk = rows[start:start + EVAL_BATCH // beam]
+        batch = pairs.batch(chunk, device)
+        max_len = min(int(batch.src.shape[1] * 1.5) + 10, model.config.max_len)
+        if beam == 1:
+            ids = greedy_decode(model, batch.src, max_len, 1, 2, src_mask=batch.src_mask,
+                                pad_id=0)
+        else:
+            ids = beam_search(model, batch.src, max_len, 1, 2, beam_size=beam, alpha=alpha,
+                              src_mask=batch.src_mask, pad_id=0)
+        out.update((i, data.decode(tokenizer, row)) for i, row in zip(chunk, ids.cpu(),
+                                                                       strict=True))
+    return [out[i] for i in range(len(pairs))]
+
+
+def scores(hypotheses: list[str], references: list[str]) -> dict[str, Any]:
+    """sacreBLEU's BLEU and chrF (default settings) with their signatures."""
+    bleu = sacrebleu.metrics.BLEU()
+    chrf = sacrebleu.metrics.CHRF()
+    refs = [list(references)]
+    return {"bleu": bleu.corpus_score(hypotheses, refs).score,
+            "chrf": chrf.corpus_score(hypotheses, refs).score,
+            "bleu_signature": str(bleu.get_signature()),
+            "chrf_signature": str(chrf.get_signature())}
+
+
+def steps_for(minutes: float, step: Any, batches: Iterator[Any]) -> int:
+    """How many of ``step(batch)`` fit in ``minutes``, timed on 30 steps after 10 warm-ups."""
+    for _ in range(10):
+        step(next(batches))
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(30):
+        step(next(batches))
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+    return int(minutes * 60 / ((time.perf_counter() - start) / 30))
+
+
+def average(states: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    """The mean of checkpoints (the paper's last-five average)."""
+    return {name: sum(s[name].float() for s in states) / len(states) for name in states[0]}
+
+
+def run_translator(args: argparse.Namespace) -> None:
+    """Train one translator; write its checkpoint and record into ``args.out``."""
+    torch.manual_seed(args.seed)
+    tokenizer, device = bpe(), args.device
+    sets = data.split_by_book(data.load_verses())
+    train_pairs = data.pairs(tokenizer, sets["train"], max_tokens=data.MAX_TRAIN_TOKENS)
+    held = {name: data.pairs(tokenizer, sets[name]) for name in ("validation", "test")}
+    config = translator_config(tokenizer.get_vocab_size(), dropout=args.dropout)
+    model = Transformer(config).to(device)
+    lengths = [max(len(s) + 2, len(t) + 1) for s, t in zip(train_pairs.src, train_pairs.tgt,
+                                                           strict=True)]
+    generator = torch.Generator().manual_seed(args.seed)
+
+    def make(rows: list[int], device: str) -> tuple[Any, int]:
+        batch = train_pairs.batch(rows, device)
+        return batch, sum(len(train_pairs.src[r]) + len(train_pairs.tgt[r]) + 1 for r in rows)
+
+    stream = Counted(make, data.token_batches(lengths, args.batch_tokens, generator), device)
+
+    def loss_fn(m: nn.Module, batch: Any, cfg: TrainConfig) -> torch.Tensor:
+        with autocast(device):
+            return teacher_forced_loss(m, batch, cfg)
+
+    steps = args.steps
+    if steps is None:  # time a throwaway copy, so the real run starts from the same state
+        probe = copy.deepcopy(model)
+        optimiser = torch.optim.Adam(probe.parameters(), lr=1e-4)
+
+        def probe_step(batch: Any) -> None:
+            optimiser.zero_grad()
+            loss_fn(probe, batch, TrainConfig()).backward()
+            optimiser.step()
+        steps = steps_for(args.minutes, probe_step, Counted(make, data.token_batches(
+            lengths, args.batch_tokens, torch.Generator().manual_seed(99)), device))
+        del probe, optimiser
+    eval_every = max(steps // args.checks, 1)
+    held_out = held["validation"].batch(range(min(512, len(held["validation"]))), device)
+    curve: list[dict[str, Any]] = []
+    last_states: list[dict[str, torch.Tensor]] = []
+
+    def check(m: Transformer) -> Any:
+        with autocast(device):
+            metrics = evaluate(m, held_out)
+        point = {"tokens": stream.tokens, "validation_loss": metrics.loss}
+        for name, pairs in held.items():
+            few = pairs.spread(args.eval_limit)
+            point[f"{name}_bleu"] = scores(translate(m, few, tokenizer, device),
+                                           few.tgt_text)["bleu"]
+        curve.append(point)
+        last_states.append({k: v.detach().clone() for k, v in m.state_dict().items()})
+        del last_states[:-5]
+        print(json.dumps(point), flush=True)
+        return metrics
+
+    # the paper's schedule; a run too short for its 4,000 warm-up steps warms up for a third of
+    # its steps to the paper's peak rate, (d_model * 4000)^-0.5, and decays as the paper's does
+    warmup = min(WARMUP, steps // 3)
+    peak = None if warmup == WARMUP else (config.d_model * WARMUP) ** -0.5
+    training = TrainConfig(steps=steps, warmup=warmup, peak_lr=peak, label_smoothing=0.1,
+                           seed=args.seed, eval_every=eval_every, target_accuracy=None)
+    result = train(model, stream, training, loss_fn=loss_fn, check=check)
+    for point, evaluation in zip(curve, result.evaluations, strict=True):
+        point.update(step=evaluation.step, seconds=evaluation.seconds)
+    final = {name: scores(translate(model, few, tokenizer, device), few.tgt_text)["bleu"]
+             for name, few in ((n, p.spread(args.eval_limit)) for n, p in held.items())}
+    model.load_state_dict(average(last_states))
+    args.out.mkdir(parents=True, exist_ok=True)
+    weights.save(model, args.out / "translator.bin")
+    (args.out / "record.json").write_text(json.dumps({
+        "kind": "translator", "dropout": args.dropout, "seed": args.seed, "steps": steps,
+        "batch_tokens": args.batch_tokens, "warmup": warmup, "peak_lr": peak,
+        "parameters": count_parameters(model),
+        "train_pairs": len(train_pairs), "seconds": result.seconds, "device": device_name(device),
+        "curve": curve, "final_checkpoint_bleu": final, "eval_limit": args.eval_limit,
+        "losses": result.losses[::max(steps // 200, 1)]}, indent=1))
+
+
+def run_writer(args: argparse.Namespace) -> None:
+    """Train the decoder-only language model on the training books' English."""
+    torch.manual_seed(args.seed)
+    tokenizer, device = bpe(), args.device
+    sets = data.split_by_book(data.load_verses())
+    texts = {name: [v.english for v in sets[name]] for name in sets}
+    ids = {name: [t for t in data.encode(tokenizer, texts[name])
+                  if len(t) < data.MAX_TRAIN_TOKENS or name != "train"] for name in texts}
+    model = DecoderOnly(writer_config(tokenizer.get_vocab_size(), dropout=args.dropout)).to(device)
+
+    def as_batch(seqs: list[torch.Tensor]) -> torch.Tensor:
+        width = max(len(s) for s in seqs) + 2
+        out = torch.zeros(len(seqs), width, dtype=torch.long)
+        for i, s in enumerate(seqs):
+            out[i, 0], out[i, 1:len(s) + 1], out[i, len(s) + 1] = 1, s, 2
+        return out
+
+    def make(rows: list[int], device: str) -> tuple[torch.Tensor, int]:
+        return as_batch([ids["train"][r] for r in rows]).to(device), sum(
+            len(ids["train"][r]) + 1 for r in rows)
+
+    def loss_fn(m: nn.Module, tokens: torch.Tensor, cfg: TrainConfig) -> torch.Tensor:
+        with autocast(device):
+            logits = m(tokens[:, :-1])
+        return nn.functional.cross_entropy(logits.float().flatten(0, 1), tokens[:, 1:].flatten(),
+                                           ignore_index=0)
+
+    lengths = [len(t) + 2 for t in ids["train"]]
+    generator = torch.Generator().manual_seed(args.seed)
+    stream = Counted(make, data.token_batches(lengths, args.batch_tokens, generator), device)
+    steps = args.steps
+    if steps is None:
+        probe = copy.deepcopy(model)
+        optimiser = torch.optim.Adam(probe.parameters(), lr=1e-4)
+
+        def probe_step(batch: Any) -> None:
+            optimiser.zero_grad()
+            loss_fn(probe, batch, TrainConfig()).backward()
+            optimiser.step()
+        steps = steps_for(args.minutes, probe_step, Counted(make, data.token_batches(
+            lengths, args.batch_tokens, torch.Generator().manual_seed(99)), device))
+        del probe, optimiser
+    curve: list[dict[str, Any]] = []
+    best: dict[str, Any] = {"perplexity": math.inf}
+
+    def check(m: DecoderOnly) -> Any:
+        point = {"tokens": stream.tokens,
+                 "validation_perplexity": perplexity(m, ids["validation"], device),
+                 "samples": samples(m, tokenizer, device)}
+        curve.append(point)
+        if point["validation_perplexity"] < best["perplexity"]:
+            best.update(perplexity=point["validation_perplexity"], check=len(curve) - 1,
+                        state={k: v.detach().clone() for k, v in m.state_dict().items()})
+        print(json.dumps(point)[:300], flush=True)
+        return type("Check", (), {"sequence_accuracy": 0.0})()
+
+    training = TrainConfig(steps=steps, warmup=args.warmup, peak_lr=args.peak_lr,
+                           label_smoothing=0.0, seed=args.seed,
+                           eval_every=max(steps // args.checks, 1), target_accuracy=None)
+    result = train(model, stream, training, loss_fn=loss_fn, check=check)
+    for point, evaluation in zip(curve, result.evaluations, strict=True):
+        point.update(step=evaluation.step, seconds=evaluation.seconds)
+    model.load_state_dict(best["state"])  # early stopping on the validation books
+    args.out.mkdir(parents=True, exist_ok=True)
+    weights.save(model, args.out / "writer.bin")
+    (args.out / "record.json").write_text(json.dumps({
+        "kind": "writer", "dropout": args.dropout, "seed": args.seed, "steps": steps,
+        "batch_tokens": args.batch_tokens, "warmup": args.warmup, "peak_lr": args.peak_lr,
+        "parameters": count_parameters(model), "train_verses": len(ids["train"]),
+        "kept_check": best["check"],
+        "seconds": result.seconds, "device": device_name(device), "curve": curve,
+        "losses": result.losses[::max(steps // 200, 1)]}, indent=1))
+
+
+@torch.no_grad()
+def perplexity(model: DecoderOnly, seqs: list[torch.Tensor], device: str) -> float:
+    """exp(mean next-token cross-entropy) over every token and EOS of ``seqs``."""
+    model.eval()
+    total, count = 0.0, 0
+    for start in range(0, len(seqs), EVAL_BATCH):
+        chunk = seqs[start:start + EVAL_BATCH]
+        width = max(len(s) for s in chunk) + 2
+        tokens = torch.zeros(len(chunk), width, dtype=torch.long)
+        for i, s in enumerate(chunk):
+            tokens[i, 0], tokens[i, 1:len(s) + 1], tokens[i, len(s) + 1] = 1, s, 2
+        tokens = tokens.to(device)
+        logits = model(tokens[:, :-1]).float()
+        loss = nn.functional.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten(),
+                                           ignore_index=0, reduction="sum")
+        total += float(loss)
+        count += int((tokens[:, 1:] != 0).sum())
+    model.train()
+    return math.exp(total / count)
+
+
+def samples(model: DecoderOnly, tokenizer: Any, device: str, seed: int = 0) -> list[dict]:
+    """One sample per prompt and setting, each from its own seeded generator."""
+    model.eval()
+    out = []
+    for prompt in SAMPLE_PROMPTS:
+        start = torch.tensor([1] + tokenizer.encode(prompt, add_special_tokens=False).ids
+                             if prompt else [1], device=device)
+        for temperature, top_k in SAMPLE_SETTINGS:
+            generator = torch.Generator(device=device).manual_seed(seed)
+            ids = sample(model, start, 60, temperature=temperature, top_k=top_k,
+                         generator=generator)
+            out.append({"prompt": prompt, "temperature": temperature, "top_k": top_k,
+                        "text": data.decode(tokenizer, ids.cpu())})
+    model.train()
+    return out
+
+
+def device_name(device: str) -> str:
+    """The GPU's name, or "cpu"."""
+    return torch.cuda.get_device_name() if device.startswith("cuda") else "cpu"
+
+
+def select(args: argparse.Namespace) -> None:
+    """Keep the translator with the best validation BLEU; score it on the test books; write the
+    stored files."""
+    from transformer_course.stored import record_environment
+
+    tokenizer = bpe()
+    records = [(json.loads((d / "record.json").read_text()), d) for d in args.runs]
+    device = args.device
+    sets = data.split_by_book(data.load_verses())
+    held = {name: data.pairs(tokenizer, sets[name]).spread(args.eval_limit)
+            for name in ("validation", "test")}
+    candidates = []
+    for record, folder in records:
+        model = load_translator(folder / "translator.bin", record["dropout"], device)
+        hyps = translate(model, held["validation"], tokenizer, device)
+        candidates.append((scores(hyps, held["validation"].tgt_text)["bleu"], record, folder))
+    chosen_bleu, chosen, folder = max(candidates, key=lambda c: c[0])
+    model = load_translator(folder / "translator.bin", chosen["dropout"], device)
+    decoded = {f"{name}_{how}": translate(model, held[name], tokenizer, device, beam=beam,
+                                          alpha=alpha)
+               for name in held for how, beam, alpha in (("greedy", 1, 0.0),
+                                                          ("beam", BEAM, ALPHA))}
+    writer_record = json.loads((args.writer / "record.json").read_text())
+    writer = DecoderOnly(writer_config(tokenizer.get_vocab_size())).to(device)
+    writer.load_state_dict(weights.load_state(args.writer / "writer.bin"))
+    test_ids = data.encode(tokenizer, [v.english for v in sets["test"]])
+    results = {
+        "candidates": [{"dropout": r["dropout"], "validation_bleu": b} for b, r, _ in candidates],
+        "translator": chosen,
+        "candidate_records": [r for _, r, _ in candidates],
+        "replicates": replicates(args.replicates),
+        "scores": {key: scores(hyps, held[key.split("_")[0]].tgt_text)
+                   for key, hyps in decoded.items()},
+        "outputs": {key: hyps for key, hyps in decoded.items() if key.startswith("test")},
+        "writer": writer_record,
+        "writer_test_perplexity": perplexity(writer, test_ids, device),
+        "writer_samples": samples(writer, tokenizer, device),
+    }
+    for name in ("translator.bin",):
+        shutil.copy(folder / name, args.into / name)
+    shutil.copy(args.writer / "writer.bin", args.into / "writer.bin")
+    (args.into / RESULTS.name).write_text(json.dumps(results, indent=1, ensure_ascii=False))
+    record_gpu(record_environment(args.into / RESULTS.name), device)
+    print(json.dumps(results["scores"], indent=1))
+
+
+def replicates(folders: list[Path]) -> list[dict[str, Any]]:
+    """Other seeds of the candidates: their settings and their last checkpoint's BLEU."""
+    records = [json.loads((folder / "record.json").read_text()) for folder in folders]
+    return [{key: r[key] for key in ("dropout", "seed", "steps", "final_checkpoint_bleu")}
+            for r in records]
+
+
+def record_gpu(record: Path, device: str) -> None:
+    """Add the GPU, if one trained and scored the models, to the environment record."""
+    if device.startswith("cuda"):
+        env = json.loads(record.read_text())
+        env["gpu"] = device_name(device)
+        record.write_text(json.dumps(env, indent=1, sort_keys=True) + "\n")
+
+
+def load_translator(path: Path, dropout: float = 0.1, device: str = "cpu") -> Transformer:
+    """A stored translator (int8 weights, ``weights.py``), in eval mode."""
+    model = Transformer(translator_config(data.load_bpe().get_vocab_size(), dropout=dropout))
+    model.load_state_dict(weights.load_state(path))
+    return model.to(device).eval()
+
+
+def main() -> None:
+    torch.backends.cuda.matmul.allow_tf32 = True  # a GPU's float32 products in TF32
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parts = parser.add_subparsers(dest="part", required=True)
+    for name, batch_tokens in (("translator", 6000), ("writer", 6000)):
+        p = parts.add_parser(name)
+        p.add_argument("--out", type=Path, required=True)
+        p.add_argument("--device", default="cpu")
+        p.add_argument("--dropout", type=float, default=0.1)
+        p.add_argument("--seed", type=int, default=0)
+        p.add_argument("--batch-tokens", type=int, default=batch_tokens)
+        p.add_argument("--steps", type=int, default=None)
+        p.add_argument("--minutes", type=float, default=5.0)
+        p.add_argument("--checks", type=int, default=12)
+        p.add_argument("--eval-limit", type=int, default=None)
+        if name == "writer":
+            p.add_argument("--warmup", type=int, default=1000)
+            p.add_argument("--peak-lr", type=float, default=1e-3)
+    p = parts.add_parser("select")
+    p.add_argument("runs", type=Path, nargs="+")
+    p.add_argument("--writer", type=Path, required=True)
+    p.add_argument("--replicates", type=Path, nargs="*", default=[])
+    p.add_argument("--into", type=Path, default=HERE)
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--eval-limit", type=int, default=None)
+    args = parser.parse_args()
+    {"translator": run_translator, "writer": run_writer, "select": select}[args.part](args)
+
+
+if __name__ == "__main__":
+    main()

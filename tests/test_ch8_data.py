@@ -1,0 +1,136 @@
+"""Chapter 8's corpus, split, BPE, batches, stored weights and decoder-only model."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from transformer_course.core.batching import BOS_ID, EOS_ID, PAD_ID
+from transformer_course.experiments.ch8_real_sentences import data, extract, models, weights
+
+PARALLEL_BOOKS = ("1Sam", "2Sam", "1Kgs", "2Kgs", "1Chr", "2Chr", "Matt", "Mark", "Luke", "John",
+                  "Jude", "2Pet", "Isa", "Jer", "Ezra", "Neh")
+
+
+@pytest.fixture(scope="module")
+def verses():
+    return data.load_verses()
+
+
+@pytest.fixture(scope="module")
+def sets(verses):
+    return data.split_by_book(verses)
+
+
+def test_held_out_books_are_whole_and_parallel_passages_stay_in_training(verses, sets):
+    books = {name: {v.book for v in vs} for name, vs in sets.items()}
+    assert books["test"] == set(data.TEST_BOOKS)
+    assert books["validation"] == set(data.VALIDATION_BOOKS)
+    assert not books["train"] & (books["test"] | books["validation"])
+    assert set(PARALLEL_BOOKS) <= books["train"]
+    assert sum(map(len, sets.values())) == len(verses)
+    assert 900 <= len(sets["test"]) and 900 <= len(sets["validation"])
+
+
+def test_the_text_is_clean(verses):
+    for v in verses:
+        for text in (v.english, v.spanish):
+            assert text and text == text.strip() and "  " not in text
+            assert not re.search(r"[<>]|&\w+;", text), text
+    last = {}
+    for v in verses:
+        last[v.book] = v
+    assert all(not re.search(r"(?i)escrita|enviada", last[b].spanish)
+               for b in extract.EPISTLES_WITH_COLOPHONS if b in last)
+    assert "Glossary" not in last["Rev"].english
+    openings = [v.spanish.split()[0] for v in verses if v.verse == 1]
+    assert not any(re.fullmatch(r"\W*[A-ZÁÉÍÓÚÑ]{2,}\W*", word) for word in openings)
+
+
+def test_the_cleaner_turns_a_footnote_into_a_space_and_keeps_punctuation_tight():
+    raw = ('<w lemma="x">God</w><note placement="foot">a note</note><w>created</w> '
+           '<w>the</w> <w>earth</w> <note>n</note>. <title>Heading</title>“<w>Yes</w> ”')
+    assert extract.clean(raw) == "God created the earth. “Yes”"
+
+
+def test_the_bpe_round_trips_held_out_text_and_keeps_the_special_ids(sets):
+    tokenizer = data.load_bpe()
+    assert tokenizer.get_vocab_size() == data.BPE_SIZE
+    assert [tokenizer.token_to_id(t) for t in data.SPECIAL_TOKENS[:3]] == [PAD_ID, BOS_ID, EOS_ID]
+    for v in sets["test"][::25]:
+        for text in (v.english, v.spanish):
+            ids = tokenizer.encode(text, add_special_tokens=False).ids
+            assert data.UNK_ID not in ids
+            assert data.decode(tokenizer, torch.tensor([BOS_ID, *ids, EOS_ID, PAD_ID])) == text
+
+
+def test_token_batches_cover_every_row_once_per_epoch_within_the_budget():
+    generator = torch.Generator().manual_seed(0)
+    lengths = torch.randint(3, 60, (500,), generator=generator).tolist()
+    stream = data.token_batches(lengths, 400, generator)
+    seen: list[int] = []
+    while len(seen) < len(lengths):
+        rows = next(stream)
+        assert len(rows) * max(lengths[r] for r in rows) <= 400 or len(rows) == 1
+        seen += rows
+    assert sorted(seen) == list(range(len(lengths)))
+
+
+def test_stored_weights_are_within_half_a_step_of_the_originals(tmp_path):
+    model = models.DecoderOnly(models.writer_config(300, layers=1))
+    weights.save(model, tmp_path / "m.bin")
+    state = weights.load_state(tmp_path / "m.bin")
+    loaded = models.DecoderOnly(models.writer_config(300, layers=1))
+    loaded.load_state_dict(state)
+    for name, original in model.state_dict().items():
+        restored = loaded.state_dict()[name]
+        if original.dim() == 2:
+            step = original.abs().amax(dim=1, keepdim=True) / 127
+            assert ((restored - original).abs() <= step / 2 + 1e-7).all(), name
+        else:
+            assert torch.equal(restored, original), name
+    assert loaded.output_projection.weight is loaded.embed.token.weight
+
+
+def test_the_decoder_alone_is_causal_and_has_no_cross_attention():
+    torch.manual_seed(0)
+    model = models.DecoderOnly(models.writer_config(50, dropout=0.0, layers=2)).eval()
+    assert not any("cross" in name for name, _ in model.named_parameters())
+    tokens = torch.randint(3, 50, (2, 9))
+    changed = tokens.clone()
+    changed[:, 6:] = torch.randint(3, 50, (2, 3))
+    with torch.no_grad():
+        first, second = model(tokens), model(changed)
+    torch.testing.assert_close(first[:, :6], second[:, :6])
+    assert not torch.allclose(first[:, 6:], second[:, 6:])
+
+
+def test_sampling_is_seeded_and_stops_at_eos():
+    torch.manual_seed(0)
+    model = models.DecoderOnly(models.writer_config(20, dropout=0.0, layers=1)).eval()
+    draw = [models.sample(model, torch.tensor([BOS_ID]), 30, temperature=0.8, top_k=5,
+                          generator=torch.Generator().manual_seed(3)) for _ in range(2)]
+    assert torch.equal(draw[0], draw[1])
+    assert draw[0][0] == BOS_ID and (EOS_ID not in draw[0][1:-1].tolist())
+    assert len(draw[0]) <= 31
+
+
+@pytest.mark.skipif(shutil.which("apt-get") is None or shutil.which("dpkg") is None,
+                    reason="the extraction reads Debian packages")
+def test_the_extraction_command_reproduces_the_shipped_corpus(tmp_path):
+    """The docstring's commands, run: the file they write is the shipped one, byte for byte."""
+    subprocess.run(["apt-get", "download", "sword-text-web=426.0-1", "sword-text-sparv=2.60-1"],
+                   cwd=tmp_path, check=True, capture_output=True, timeout=300)
+    for deb in tmp_path.glob("sword-text-*.deb"):
+        subprocess.run(["dpkg", "-x", str(deb), str(tmp_path / "sword")], check=True)
+    out = tmp_path / "corpus.tsv.xz"
+    subprocess.run([sys.executable, "-m", "transformer_course.experiments.ch8_real_sentences"
+                    ".extract", str(tmp_path / "sword/usr/share/sword"), "--out", str(out)],
+                   check=True, capture_output=True, timeout=600)
+    assert out.read_bytes() == Path(extract.CORPUS).read_bytes()
