@@ -134,3 +134,30 @@ def test_the_extraction_command_reproduces_the_shipped_corpus(tmp_path):
                     ".extract", str(tmp_path / "sword/usr/share/sword"), "--out", str(out)],
                    check=True, capture_output=True, timeout=600)
     assert out.read_bytes() == Path(extract.CORPUS).read_bytes()
+
+
+def test_names_are_capitalised_words_inside_a_sentence():
+    from transformer_course.experiments.ch8_real_sentences import analysis
+
+    text = "And David said to Saul, “Go up to Gilgal.” Then Samuel went. “Who is Boaz?”"
+    assert analysis.names(text) == ["David", "Saul", "Gilgal", "Samuel", "Boaz"]
+
+
+def test_recall_counts_each_reference_word_at_most_as_often_as_the_output_has_it():
+    from transformer_course.experiments.ch8_real_sentences import analysis
+
+    refs, hyps = ["the king and the king’s son"], ["the king went"]
+    assert analysis.recall(hyps, refs, analysis.words) == 2 / 6
+    assert analysis.recall(hyps, refs, lambda t: [w for w in analysis.words(t) if w == "the"]) \
+        == 1 / 2
+
+
+def test_a_hidden_source_piece_gets_no_cross_attention():
+    from transformer_course.experiments.ch8_real_sentences import analysis
+
+    tokenizer, model = data.load_bpe(), analysis.translator()
+    source = "Y dijo Dios: Sea la luz."
+    seen, hidden = (analysis.read(model, tokenizer, source, hidden=h) for h in (None, 3))
+    assert seen.cross[:, 3].max() > 0
+    assert hidden.cross[:, 3].abs().max() == 0
+    torch.testing.assert_close(hidden.cross.sum(dim=1), torch.ones(len(hidden.output_tokens)))

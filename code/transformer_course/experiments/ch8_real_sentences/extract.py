@@ -8,9 +8,10 @@ that name as its title.
 
 Regenerate ``corpus.tsv.xz`` (needs Debian's package archive and ``pip install pysword==0.2.8``)::
 
+    mkdir sword && cd sword
     apt-get download sword-text-web=426.0-1 sword-text-sparv=2.60-1
-    for f in sword-text-*.deb; do dpkg -x "$f" sword; done
-    python -m transformer_course.experiments.ch8_real_sentences.extract sword/usr/share/sword
+    for f in sword-text-*.deb; do dpkg -x "$f" .; done
+    python -m transformer_course.experiments.ch8_real_sentences.extract usr/share/sword
 
 What the cleaning removes, and why (each seen in the modules):
 

@@ -57,12 +57,16 @@ class DecoderOnly(nn.Module):
         self.output_projection.weight = self.embed.token.weight
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """tokens (B, T), BOS first, padded right -> logits (B, T, V) of each next token."""
-        mask = decoder_self_attention_mask(tokens, self.config.pad_id)  # (B, T, T): causal
+        """tokens (B, T), BOS first, padded right -> logits (B, T, V)
+        of each next token."""
+        pad = self.config.pad_id
+        mask = decoder_self_attention_mask(tokens, pad)  # (B, T, T)
         x = self.embed(tokens)
-        for layer in self.layers:
+        for layer in self.layers:  # causal self-attention, feed-forward
             x = layer(x, mask)
-        return self.output_projection(x if self.norm is None else self.norm(x))
+        if self.norm is not None:
+            x = self.norm(x)
+        return self.output_projection(x)
 
 
 def writer_config(vocab_size: int, dropout: float = 0.1, layers: int = 3) -> TransformerConfig:
@@ -73,19 +77,22 @@ def writer_config(vocab_size: int, dropout: float = 0.1, layers: int = 3) -> Tra
 
 
 @torch.no_grad()
-def sample(model: DecoderOnly, prompt: torch.Tensor, max_new: int, *, temperature: float = 1.0,
-           top_k: int | None = None, eos_id: int = 2, generator: torch.Generator | None = None,
+def sample(model: DecoderOnly, prompt: torch.Tensor, max_new: int, *,
+           temperature: float = 1.0, top_k: int | None = None,
+           eos_id: int = 2, generator: torch.Generator | None = None,
            ) -> torch.Tensor:
-    """Extend ``prompt`` (T,) ids, BOS first, by up to ``max_new`` tokens drawn from
-    softmax(logits / temperature) over the ``top_k`` most probable (all if None); stops at EOS.
-    Returns the ids (T + n,)."""
+    """Extend ``prompt`` (T,) ids, BOS first, by up to ``max_new`` tokens,
+    each drawn from softmax(logits / temperature) over the ``top_k`` most
+    probable (all if None); stop at EOS. Returns the ids (T + n,)."""
     tokens = prompt.clone()
     for _ in range(max_new):
-        logits = model(tokens[None, -model.config.max_len:])[0, -1].float() / temperature
+        window = tokens[None, -model.config.max_len:]  # (1, T)
+        logits = model(window)[0, -1].float() / temperature  # (V,)
         if top_k is not None:
             kth = torch.topk(logits, top_k).values[-1]
             logits = logits.masked_fill(logits < kth, -torch.inf)
-        token = torch.multinomial(torch.softmax(logits, -1), 1, generator=generator)
+        probs = torch.softmax(logits, -1)
+        token = torch.multinomial(probs, 1, generator=generator)
         tokens = torch.cat([tokens, token.to(tokens.device)])
         if int(token) == eos_id:
             break

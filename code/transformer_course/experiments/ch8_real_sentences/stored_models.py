@@ -25,9 +25,10 @@ part runs first.
 
 The translator follows the paper's recipe (section 5): Adam (0.9, 0.98, 1e-9), the warm-up
 schedule (the paper warms up for 4,000 steps; a run of fewer than 12,000 steps warms up for a
-third of them, to the paper's peak rate, and decays as the paper does), label smoothing 0.1, dropout on every sub-layer and on the
-embeddings, batches of about ``--batch-tokens`` tokens of similar lengths, the average of the
-last five checkpoints, and beam search of width 4 with length penalty 0.6 (section 6.1).
+third of them, to the paper's peak rate, and decays as the paper does), label smoothing 0.1,
+dropout on every sub-layer and on the embeddings, batches of about ``--batch-tokens`` tokens of
+similar lengths, the average of the last five checkpoints, and beam search of width 4 with length
+penalty 0.6 (section 6.1).
 """
 
 from __future__ import annotations
@@ -298,6 +299,7 @@ def run_writer(args: argparse.Namespace) -> None:
 @torch.no_grad()
 def perplexity(model: DecoderOnly, seqs: list[torch.Tensor], device: str) -> float:
     """exp(mean next-token cross-entropy) over every token and EOS of ``seqs``."""
+    was_training = model.training
     model.eval()
     total, count = 0.0, 0
     for start in range(0, len(seqs), EVAL_BATCH):
@@ -312,12 +314,13 @@ def perplexity(model: DecoderOnly, seqs: list[torch.Tensor], device: str) -> flo
                                            ignore_index=0, reduction="sum")
         total += float(loss)
         count += int((tokens[:, 1:] != 0).sum())
-    model.train()
+    model.train(was_training)
     return math.exp(total / count)
 
 
 def samples(model: DecoderOnly, tokenizer: Any, device: str, seed: int = 0) -> list[dict]:
     """One sample per prompt and setting, each from its own seeded generator."""
+    was_training = model.training
     model.eval()
     out = []
     for prompt in SAMPLE_PROMPTS:
@@ -329,7 +332,7 @@ def samples(model: DecoderOnly, tokenizer: Any, device: str, seed: int = 0) -> l
                          generator=generator)
             out.append({"prompt": prompt, "temperature": temperature, "top_k": top_k,
                         "text": data.decode(tokenizer, ids.cpu())})
-    model.train()
+    model.train(was_training)
     return out
 
 

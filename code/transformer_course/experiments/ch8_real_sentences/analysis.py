@@ -1,0 +1,176 @@
+"""What the chapter measures on the stored models: a trivial baseline, the kinds of error, and
+what masking a source word does to the translation."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import torch
+
+from transformer_course.core.decoding import greedy_decode
+from transformer_course.core.masks import padding_mask_from_tokens
+from transformer_course.core.model import Transformer
+
+from . import data, models, stored_models, weights
+
+_WORD = re.compile(r"[A-Za-z’']+")
+_OPENING = re.compile(r"[.!?:;“‘\"(][”’\"]*$")  # what may come before a sentence's first word
+
+
+@cache
+def stored() -> dict[str, Any]:
+    """The stored study ``ch8-stored-models`` (scores, curves, outputs, samples)."""
+    return json.loads(stored_models.RESULTS.read_text(encoding="utf-8"))
+
+
+def translator() -> Transformer:
+    """The stored translator, in eval mode, on the CPU."""
+    return stored_models.load_translator(stored_models.HERE / "translator.bin")
+
+
+def writer() -> models.DecoderOnly:
+    """The stored decoder-only model, in eval mode, on the CPU."""
+    model = models.DecoderOnly(models.writer_config(data.load_bpe().get_vocab_size()))
+    model.load_state_dict(weights.load_state(stored_models.HERE / "writer.bin"))
+    return model.eval()
+
+
+def words(text: str) -> list[str]:
+    """The words of an English text, punctuation dropped."""
+    return _WORD.findall(text)
+
+
+def names(text: str) -> list[str]:
+    """Capitalised words that do not start a sentence or a quotation: names, mostly (and "God",
+    "Lord" and their like, which the WEB capitalises)."""
+    found = []
+    for match in re.finditer(r"\b[A-Z][a-z]+\b", text):
+        before = text[:match.start()].rstrip()
+        if before and not _OPENING.search(before):
+            found.append(match.group())
+    return found
+
+
+def recall(hypotheses: Sequence[str], references: Sequence[str], pick: Any) -> float:
+    """The fraction of the references' words chosen by ``pick`` (text -> words) that the
+    matching output contains (each counted at most as often as the output has it)."""
+    found = total = 0
+    for hyp, ref in zip(hypotheses, references, strict=True):
+        wanted, have = Counter(pick(ref)), Counter(words(hyp))
+        found += sum(min(n, have[w]) for w, n in wanted.items())
+        total += sum(wanted.values())
+    return found / max(total, 1)
+
+
+@dataclass(frozen=True)
+class ErrorKinds:
+    """Recall of kinds of reference word in the outputs, and output length against reference."""
+
+    name_recall: float  # names (capitalised mid-sentence)
+    rare_name_recall: float  # names seen 1 to 4 times in training
+    common_recall: float  # lower-case words seen 100 times or more in training
+    rare_recall: float  # lower-case words seen 1 to 4 times in training
+    unseen_recall: float  # lower-case words never seen in training English
+    length_ratio: float  # output words / reference words
+    short_ratio: float  # the same for the third of sources that are shortest
+    long_ratio: float  # and for the longest third
+
+
+def error_kinds(hypotheses: Sequence[str], references: Sequence[str], sources: Sequence[str],
+                training_english: Sequence[str]) -> ErrorKinds:
+    """How the outputs fare on names, common, rare and unseen words, and length."""
+    counts = Counter(w for text in training_english for w in words(text))
+
+    def lower(lo: int, hi: float) -> Any:
+        return lambda text: [w for w in words(text) if w.islower() and lo <= counts[w] <= hi]
+
+    def ratio(rows: Sequence[int]) -> float:
+        return (sum(len(words(hypotheses[i])) for i in rows)
+                / sum(len(words(references[i])) for i in rows))
+
+    by_length = sorted(range(len(sources)), key=lambda i: len(sources[i].split()))
+    third = len(by_length) // 3
+    def rare_names(text: str) -> list[str]:
+        return [w for w in names(text) if 1 <= counts[w] <= 4]
+
+    return ErrorKinds(recall(hypotheses, references, names),
+                      recall(hypotheses, references, rare_names),
+                      recall(hypotheses, references, lower(100, float("inf"))),
+                      recall(hypotheses, references, lower(1, 4)),
+                      recall(hypotheses, references, lower(0, 0)),
+                      ratio(range(len(sources))), ratio(by_length[:third]),
+                      ratio(by_length[-third:]))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """One translation with its last decoder layer's cross-attention, heads averaged."""
+
+    source_tokens: list[str]  # <s>, the source pieces, </s>
+    output_tokens: list[str]  # the output pieces, </s>
+    output: str
+    cross: torch.Tensor  # (T, S): row t writes output token t
+
+
+@torch.no_grad()
+def read(model: Transformer, tokenizer: Any, source: str,
+         hidden: int | None = None) -> Reading:
+    """Translate ``source`` greedily, hiding source position ``hidden`` (counting <s> as 0)
+    from every attention if given, and read the cross-attention of the last decoder layer."""
+    ids = [data.BOS_ID, *tokenizer.encode(source, add_special_tokens=False).ids, data.EOS_ID]
+    src = torch.tensor([ids])
+    src_mask = padding_mask_from_tokens(src, data.PAD_ID)
+    if hidden is not None:
+        src_mask[0, 0, hidden] = False
+    out = greedy_decode(model, src, models.MAX_LEN, data.BOS_ID, data.EOS_ID, src_mask=src_mask,
+                        pad_id=data.PAD_ID)[0]
+    out = out[:int((out != data.PAD_ID).sum())]  # <s> .. </s>
+    maps = model.attention_maps(src, out[None, :-1], src_mask)
+    cross = maps["cross"][-1][0].mean(dim=0)  # (T, S)
+    pieces = [tokenizer.id_to_token(int(i)) for i in out[1:]]
+    return Reading([tokenizer.id_to_token(i) for i in ids], pieces,
+                   data.decode(tokenizer, out), cross)
+
+
+@dataclass(frozen=True)
+class Masking:
+    """Hiding the source piece an output word attends to most, against hiding another piece."""
+
+    verses: int  # verses tried
+    lost_when_attended_hidden: float  # fraction where the output word disappears
+    lost_when_other_hidden: float  # the same when a random other source piece is hidden
+
+
+@torch.no_grad()
+def masking_test(model: Transformer, tokenizer: Any, sources: Sequence[str],
+                 seed: int = 0, flattest: bool = False) -> Masking:
+    """For each source: translate it, take the output word (a piece starting a word of four or
+    more letters) with the strongest cross-attention peak (the weakest if ``flattest``), hide
+    that peak's source piece and translate again; then hide a random other piece instead (a
+    control). Count how often the word is gone."""
+    generator = torch.Generator().manual_seed(seed)
+    lost = control = tried = 0
+    for source in sources:
+        reading = read(model, tokenizer, source)
+        rows = [t for t, piece in enumerate(reading.output_tokens)
+                if piece.startswith("▁") and len(piece) >= 5]
+        if not rows:
+            continue
+        peaks = reading.cross[rows, 1:-1].max(dim=1)  # never <s> or </s>
+        best = int(peaks.values.argmin() if flattest else peaks.values.argmax())
+        word = reading.output_tokens[rows[best]].lstrip("▁")
+        attended = int(peaks.indices[best]) + 1
+        others = [s for s in range(1, len(reading.source_tokens) - 1) if s != attended]
+        if not others:
+            continue
+        other = others[int(torch.randint(len(others), (1,), generator=generator))]
+        tried += 1
+        lost += word not in words(read(model, tokenizer, source, attended).output)
+        control += word not in words(read(model, tokenizer, source, other).output)
+    return Masking(tried, lost / max(tried, 1), control / max(tried, 1))
