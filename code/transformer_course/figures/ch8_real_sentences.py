@@ -53,7 +53,7 @@ def plot_writer_curve(curve: Sequence[Mapping[str, Any]], kept: int) -> Figure:
     ax.plot([x[kept]], [y[kept]], "o", ms=9, mfc="none", color="C3", label="the stored model")
     ax.set_xlabel("training tokens (millions)")
     ax.set_ylabel("perplexity")
-    ax.set_yscale("log")
+    ax.set_ylim(bottom=0)
     ax.legend(fontsize=8)
     return fig
 
