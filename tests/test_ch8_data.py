@@ -161,3 +161,29 @@ def test_a_hidden_source_piece_gets_no_cross_attention():
     assert seen.cross[:, 3].max() > 0
     assert hidden.cross[:, 3].abs().max() == 0
     torch.testing.assert_close(hidden.cross.sum(dim=1), torch.ones(len(hidden.output_tokens)))
+
+
+def test_the_top_k_checker_passes_the_package_and_names_a_wrong_answer():
+    from transformer_course.exercises import check_top_k_probabilities
+
+    assert check_top_k_probabilities(models.next_token_probabilities).cases > 10
+
+    def not_renormalised(logits, temperature, top_k):
+        probs = torch.softmax(logits / temperature, -1)
+        if top_k is not None:
+            probs = torch.where(probs >= torch.topk(probs, top_k).values[-1], probs, 0.0)
+        return probs
+
+    def ties_dropped(logits, temperature, top_k):
+        scaled = logits / temperature
+        if top_k is not None:
+            keep = torch.zeros_like(scaled, dtype=torch.bool)
+            keep[torch.topk(scaled, top_k).indices] = True
+            scaled = scaled.masked_fill(~keep, -torch.inf)
+        return torch.softmax(scaled, -1)
+
+    for wrong in (not_renormalised, ties_dropped):
+        with pytest.raises(AssertionError, match="case"):
+            check_top_k_probabilities(wrong)
+    with pytest.raises(TypeError, match="fn"):
+        check_top_k_probabilities("not a function")

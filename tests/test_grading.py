@@ -83,6 +83,10 @@ PACKAGE_ANSWERS = {name: textwrap.dedent(code).strip() for name, code in {
             return sacrebleu.corpus_bleu([" ".join(h) for h in hypotheses],
                                          [[" ".join(r) for r in references]],
                                          tokenize="none", smooth_method="none").score""",
+    "ch8-ex-top-k": """
+        from transformer_course.experiments.ch8_real_sentences import models
+        def top_k_probabilities(logits, temperature, top_k):
+            return models.next_token_probabilities(logits, temperature, top_k)""",
 }.items()}
 # Run every code cell of each notebook, in order, in one namespace as a kernel would; record for
 # each cell whether it ran without an exception.

@@ -24,6 +24,7 @@ from .experiments.ch1_why_attention.paths import counted_path_length
 from .experiments.ch3_multi_head_attention.numpy_heads import multi_head_attention_numpy
 from .experiments.ch4_positional_encoding.relative_position import relative_position_map
 from .experiments.ch4_positional_encoding.rotary import rotate
+from .experiments.ch8_real_sentences.models import next_token_probabilities
 
 
 @dataclass(frozen=True)
@@ -423,4 +424,29 @@ def check_bleu(fn: Callable[[list[list[str]], list[list[str]]], float],
             raise AssertionError(f"case '{case}': BLEU should be {want:.6f}; got {float(got)!r}"
                                  f"\nhypotheses: {hypotheses}\nreferences: {references}")
         worst = max(worst, abs(float(got) - want))
+    return Passed(len(cases), worst)
+
+
+# --- Chapter 8 ---------------------------------------------------------------------------------
+
+
+def check_top_k_probabilities(fn: Callable[[torch.Tensor, float, int | None], Any],
+                              atol: float = 1e-6) -> Passed:
+    """Check ``fn(logits, temperature, top_k)``: the distribution the writer samples from,
+    softmax(logits / temperature) over the ``top_k`` largest logits (ties with the k-th kept),
+    0 elsewhere; ``top_k`` None keeps every logit. ``logits`` is a float (V,) tensor; the result
+    a (V,) tensor or array of probabilities."""
+    _check_callable(fn)
+    generator = torch.Generator().manual_seed(0)
+    logits = 3 * torch.randn(12, generator=generator)
+    tied = torch.tensor([2.0, 1.0, 2.0, 0.5, 2.0, -1.0])
+    cases = [(f"temperature {t}, top_k {k}", logits, t, k)
+             for t in (1.0, 0.5, 2.0) for k in (None, 1, 3, 12)]
+    cases += [("a tie at the k-th largest, top_k 2", tied, 1.0, 2),
+              ("large logits, temperature 0.1", torch.tensor([800.0, 790.0, 0.0]), 0.1, 2)]
+    worst = 0.0
+    for case, x, temperature, top_k in cases:
+        want = next_token_probabilities(x, temperature, top_k).double().numpy()
+        got = fn(x.clone(), temperature, top_k)
+        worst = max(worst, _compare(case, got, want, atol))
     return Passed(len(cases), worst)

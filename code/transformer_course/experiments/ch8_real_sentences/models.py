@@ -76,22 +76,30 @@ def writer_config(vocab_size: int, dropout: float = 0.1, layers: int = 3) -> Tra
                              dropout=dropout, max_len=MAX_LEN, norm_first=True)
 
 
+def next_token_probabilities(logits: torch.Tensor, temperature: float = 1.0,
+                             top_k: int | None = None) -> torch.Tensor:
+    """softmax(logits / temperature) over the ``top_k`` largest logits
+    (those tied with the k-th kept too), 0 elsewhere: (V,) -> (V,)."""
+    logits = logits.float() / temperature
+    if top_k is not None:
+        kth = torch.topk(logits, top_k).values[-1]
+        logits = logits.masked_fill(logits < kth, -torch.inf)
+    return torch.softmax(logits, -1)
+
+
 @torch.no_grad()
 def sample(model: DecoderOnly, prompt: torch.Tensor, max_new: int, *,
            temperature: float = 1.0, top_k: int | None = None,
            eos_id: int = 2, generator: torch.Generator | None = None,
            ) -> torch.Tensor:
     """Extend ``prompt`` (T,) ids, BOS first, by up to ``max_new`` tokens,
-    each drawn from softmax(logits / temperature) over the ``top_k`` most
-    probable (all if None); stop at EOS. Returns the ids (T + n,)."""
+    each drawn from :func:`next_token_probabilities`; stop at EOS.
+    Returns the ids (T + n,)."""
     tokens = prompt.clone()
     for _ in range(max_new):
         window = tokens[None, -model.config.max_len:]  # (1, T)
-        logits = model(window)[0, -1].float() / temperature  # (V,)
-        if top_k is not None:
-            kth = torch.topk(logits, top_k).values[-1]
-            logits = logits.masked_fill(logits < kth, -torch.inf)
-        probs = torch.softmax(logits, -1)
+        logits = model(window)[0, -1]  # (V,): the next token's
+        probs = next_token_probabilities(logits, temperature, top_k)
         token = torch.multinomial(probs, 1, generator=generator)
         tokens = torch.cat([tokens, token.to(tokens.device)])
         if int(token) == eos_id:
