@@ -34,11 +34,9 @@ penalty 0.6 (section 6.1).
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import math
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -126,20 +124,6 @@ def scores(hypotheses: list[str], references: list[str]) -> dict[str, Any]:
             "chrf_signature": str(chrf.get_signature())}
 
 
-def steps_for(minutes: float, step: Any, batches: Iterator[Any]) -> int:
-    """How many of ``step(batch)`` fit in ``minutes``, timed on 30 steps after 10 warm-ups."""
-    for _ in range(10):
-        step(next(batches))
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(30):
-        step(next(batches))
-    if torch.cuda.is_available():
-        torch.cuda.synchronize()
-    return int(minutes * 60 / ((time.perf_counter() - start) / 30))
-
-
 def average(states: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
     """The mean of checkpoints (the paper's last-five average)."""
     return {name: sum(s[name].float() for s in states) / len(states) for name in states[0]}
@@ -169,17 +153,6 @@ def run_translator(args: argparse.Namespace) -> None:
             return teacher_forced_loss(m, batch, cfg)
 
     steps = args.steps
-    if steps is None:  # time a throwaway copy, so the real run starts from the same state
-        probe = copy.deepcopy(model)
-        optimiser = torch.optim.Adam(probe.parameters(), lr=1e-4)
-
-        def probe_step(batch: Any) -> None:
-            optimiser.zero_grad()
-            loss_fn(probe, batch, TrainConfig()).backward()
-            optimiser.step()
-        steps = steps_for(args.minutes, probe_step, Counted(make, data.token_batches(
-            lengths, args.batch_tokens, torch.Generator().manual_seed(99)), device))
-        del probe, optimiser
     eval_every = max(steps // args.checks, 1)
     held_out = held["validation"].batch(range(min(512, len(held["validation"]))), device)
     curve: list[dict[str, Any]] = []
@@ -253,17 +226,6 @@ def run_writer(args: argparse.Namespace) -> None:
     generator = torch.Generator().manual_seed(args.seed)
     stream = Counted(make, data.token_batches(lengths, args.batch_tokens, generator), device)
     steps = args.steps
-    if steps is None:
-        probe = copy.deepcopy(model)
-        optimiser = torch.optim.Adam(probe.parameters(), lr=1e-4)
-
-        def probe_step(batch: Any) -> None:
-            optimiser.zero_grad()
-            loss_fn(probe, batch, TrainConfig()).backward()
-            optimiser.step()
-        steps = steps_for(args.minutes, probe_step, Counted(make, data.token_batches(
-            lengths, args.batch_tokens, torch.Generator().manual_seed(99)), device))
-        del probe, optimiser
     curve: list[dict[str, Any]] = []
     best: dict[str, Any] = {"perplexity": math.inf}
 
@@ -413,15 +375,15 @@ def main() -> None:
     torch.backends.cuda.matmul.allow_tf32 = True  # a GPU's float32 products in TF32
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parts = parser.add_subparsers(dest="part", required=True)
-    for name, batch_tokens in (("translator", 6000), ("writer", 6000)):
+    # defaults: the stored study's runs
+    for name, batch_tokens, steps in (("translator", 24000, 2500), ("writer", 12000, 5000)):
         p = parts.add_parser(name)
         p.add_argument("--out", type=Path, required=True)
         p.add_argument("--device", default="cpu")
         p.add_argument("--dropout", type=float, default=0.1)
         p.add_argument("--seed", type=int, default=0)
         p.add_argument("--batch-tokens", type=int, default=batch_tokens)
-        p.add_argument("--steps", type=int, default=None)
-        p.add_argument("--minutes", type=float, default=5.0)
+        p.add_argument("--steps", type=int, default=steps)
         p.add_argument("--checks", type=int, default=12)
         p.add_argument("--eval-limit", type=int, default=None)
         if name == "writer":
