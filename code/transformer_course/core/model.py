@@ -239,17 +239,10 @@ class Transformer(nn.Module):
             if c.src_vocab_size == c.tgt_vocab_size:
                 self.src_embed.token.weight = self.tgt_embed.token.weight
 
-    @torch.no_grad()
     def reset_parameters(self) -> None:
         """Xavier-uniform for every weight matrix (linear and token embedding), zero biases;
         LayerNorms start at weight 1, bias 0; learned positions keep their N(0, 0.02^2)."""
-        for module in self.modules():
-            if isinstance(module, nn.Linear):
-                nn.init.xavier_uniform_(module.weight)
-                if module.bias is not None:
-                    nn.init.zeros_(module.bias)
-        nn.init.xavier_uniform_(self.src_embed.token.weight)
-        nn.init.xavier_uniform_(self.tgt_embed.token.weight)
+        xavier_init(self, self.src_embed, self.tgt_embed)
 
     def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
         """Run the encoder.
@@ -353,6 +346,19 @@ class Transformer(nn.Module):
             for handle in handles:
                 handle.remove()
         return maps
+
+
+@torch.no_grad()
+def xavier_init(model: nn.Module, *embeddings: Embeddings) -> None:
+    """Xavier-uniform for every linear layer's weight of ``model`` (biases zero), then for the
+    token matrix of each of ``embeddings``, in that order."""
+    for module in model.modules():
+        if isinstance(module, nn.Linear):
+            nn.init.xavier_uniform_(module.weight)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+    for embedding in embeddings:
+        nn.init.xavier_uniform_(embedding.token.weight)
 
 
 def _query_rows(mask: torch.Tensor | None, start: int) -> torch.Tensor | None:

@@ -15,7 +15,12 @@ import torch
 from torch import nn
 
 from transformer_course.core.masks import decoder_self_attention_mask
-from transformer_course.core.model import Embeddings, EncoderLayer, TransformerConfig
+from transformer_course.core.model import (
+    Embeddings,
+    EncoderLayer,
+    TransformerConfig,
+    xavier_init,
+)
 
 D_MODEL, HEADS, D_FF, MAX_LEN = 256, 4, 1024, 256
 
@@ -48,12 +53,7 @@ class DecoderOnly(nn.Module):
                          c.layer_norm_eps) for _ in range(c.num_decoder_layers))
         self.norm = nn.LayerNorm(c.d_model, c.layer_norm_eps) if c.has_final_norm else None
         self.output_projection = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
-        for module in self.modules():
-            if isinstance(module, nn.Linear):
-                nn.init.xavier_uniform_(module.weight)
-                if module.bias is not None:
-                    nn.init.zeros_(module.bias)
-        nn.init.xavier_uniform_(self.embed.token.weight)
+        xavier_init(self, self.embed)  # as the encoder-decoder's reset_parameters
         self.output_projection.weight = self.embed.token.weight
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:

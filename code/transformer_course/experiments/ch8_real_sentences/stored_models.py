@@ -45,6 +45,7 @@ import sacrebleu
 import torch
 from torch import nn
 
+from transformer_course.core.batching import pad_sequences, wrap_sources
 from transformer_course.core.decoding import beam_search, greedy_decode
 from transformer_course.core.model import Transformer, count_parameters
 from transformer_course.core.training import TrainConfig, evaluate, teacher_forced_loss, train
@@ -205,15 +206,9 @@ def run_writer(args: argparse.Namespace) -> None:
                   if len(t) < data.MAX_TRAIN_TOKENS or name != "train"] for name in texts}
     model = DecoderOnly(writer_config(tokenizer.get_vocab_size(), dropout=args.dropout)).to(device)
 
-    def as_batch(seqs: list[torch.Tensor]) -> torch.Tensor:
-        width = max(len(s) for s in seqs) + 2
-        out = torch.zeros(len(seqs), width, dtype=torch.long)
-        for i, s in enumerate(seqs):
-            out[i, 0], out[i, 1:len(s) + 1], out[i, len(s) + 1] = 1, s, 2
-        return out
-
     def make(rows: list[int], device: str) -> tuple[torch.Tensor, int]:
-        return as_batch([ids["train"][r] for r in rows]).to(device), sum(
+        seqs = [ids["train"][r] for r in rows]  # then BOS, the verse, EOS, padding
+        return wrap_sources(pad_sequences(seqs)).to(device), sum(
             len(ids["train"][r]) + 1 for r in rows)
 
     def loss_fn(m: nn.Module, tokens: torch.Tensor, cfg: TrainConfig) -> torch.Tensor:
@@ -266,11 +261,7 @@ def perplexity(model: DecoderOnly, seqs: list[torch.Tensor], device: str) -> flo
     total, count = 0.0, 0
     for start in range(0, len(seqs), EVAL_BATCH):
         chunk = seqs[start:start + EVAL_BATCH]
-        width = max(len(s) for s in chunk) + 2
-        tokens = torch.zeros(len(chunk), width, dtype=torch.long)
-        for i, s in enumerate(chunk):
-            tokens[i, 0], tokens[i, 1:len(s) + 1], tokens[i, len(s) + 1] = 1, s, 2
-        tokens = tokens.to(device)
+        tokens = wrap_sources(pad_sequences(chunk)).to(device)  # BOS, verse, EOS, padding
         logits = model(tokens[:, :-1]).float()
         loss = nn.functional.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten(),
                                            ignore_index=0, reduction="sum")
@@ -318,9 +309,9 @@ def select(args: argparse.Namespace) -> None:
     for record, folder in records:
         model = load_translator(folder / "translator.bin", record["dropout"], device)
         hyps = translate(model, held["validation"], tokenizer, device)
-        candidates.append((scores(hyps, held["validation"].tgt_text)["bleu"], record, folder))
-    chosen_bleu, chosen, folder = max(candidates, key=lambda c: c[0])
-    model = load_translator(folder / "translator.bin", chosen["dropout"], device)
+        candidates.append((scores(hyps, held["validation"].tgt_text)["bleu"], record, folder,
+                           model))
+    _, chosen, folder, model = max(candidates, key=lambda c: c[0])
     decoded = {f"{name}_{how}": translate(model, held[name], tokenizer, device, beam=beam,
                                           alpha=alpha)
                for name in held for how, beam, alpha in (("greedy", 1, 0.0),
@@ -330,9 +321,10 @@ def select(args: argparse.Namespace) -> None:
     writer.load_state_dict(weights.load_state(args.writer / "writer.bin"))
     test_ids = data.encode(tokenizer, [v.english for v in sets["test"]])
     results = {
-        "candidates": [{"dropout": r["dropout"], "validation_bleu": b} for b, r, _ in candidates],
+        "candidates": [{"dropout": r["dropout"], "validation_bleu": b}
+                       for b, r, _, _ in candidates],
         "translator": chosen,
-        "candidate_records": [r for _, r, _ in candidates],
+        "candidate_records": [r for _, r, _, _ in candidates],
         "replicates": replicates(args.replicates),
         "scores": {key: scores(hyps, held[key.split("_")[0]].tgt_text)
                    for key, hyps in decoded.items()},
