@@ -77,7 +77,7 @@ EXEMPT = {
     "Transformer.reset_parameters": "takes no arguments",
     "Transformer.project": INNER,
     "Embeddings": INNER, "EncoderLayer": INNER, "DecoderLayer": INNER, "Residual": INNER,
-    "PositionwiseFeedForward": INNER,
+    "PositionwiseFeedForward": INNER, "xavier_init": INNER,
     "length_penalty": "a formula; beam_search checks alpha",
     "model_step_function": "builds the step of the decoders; the model's encode checks src",
     "cached_step_function": "builds the cached step of the decoders; the model's encode and "

@@ -60,6 +60,7 @@ from .model import (
     Transformer,
     TransformerConfig,
     count_parameters,
+    xavier_init,
 )
 from .multihead import KVCache, MultiHeadAttention
 from .positional import (
@@ -99,4 +100,5 @@ __all__ = [
     "sinusoidal_frequencies", "sinusoidal_wavelengths", "SinusoidalPositionalEncoding",
     "smoothed_targets", "softmax", "teacher_forced_loss", "train", "train_step", "TrainConfig",
     "TrainResult", "Transformer", "TransformerConfig", "trim_batch", "wrap_sources",
+    "xavier_init",
 ]
