@@ -4,6 +4,8 @@ pytest-xdist how `make test` spreads the tests over its workers (xdist_groups.py
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from typing import Any
 
 # jsonschema (under nbformat and jupytext) imports rfc3987-syntax when it is installed, for "iri"
 # formats that no test checks; the import compiles 38 Lark grammars, about 2.4 s of every pytest
@@ -46,3 +48,35 @@ def close_figures():
 def built_site() -> None:
     """Fail with 'run make book first' when the site has not been built."""
     require_site()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Headless Chromium (playwright), one per test module."""
+    from playwright.sync_api import sync_playwright
+    from test_browser import LAUNCH_ARGS, chromium_path
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True,
+                                             chromium_sandbox=False, args=LAUNCH_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@pytest.fixture
+def page(browser: Any) -> Iterator[Any]:
+    """A fresh page that records console errors and refuses requests off the machine
+    (``page.problems``, test_browser.PageProblems)."""
+    from test_browser import PageProblems
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.problems = PageProblems()
+    page.problems.watch(page)
+    page.problems.guard(page)
+    try:
+        yield page
+    finally:
+        context.close()

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import pytest
 from axe_playwright_python.sync_playwright import Axe
 from npm_assets import ASSETS  # tools/ is on sys.path (site_utils)
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 from print_pdf import HOST, serve
 from site_utils import HTML, REPO, SCREENSHOTS, toc_docnames
@@ -82,18 +82,6 @@ def site_url() -> Iterator[str]:
     """The built site served over HTTP on 127.0.0.1 (an ephemeral port) while the tests run."""
     with serve(HTML) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    executable = chromium_path()
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, headless=True,
-                                             chromium_sandbox=False, args=LAUNCH_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @dataclass

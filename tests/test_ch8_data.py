@@ -152,6 +152,20 @@ def test_recall_counts_each_reference_word_at_most_as_often_as_the_output_has_it
         == 1 / 2
 
 
+def test_word_order_counts_pairs_of_words_found_once_in_both():
+    from transformer_course.experiments.ch8_real_sentences import analysis
+
+    ref = "The king went up to the city of David."  # "the" twice: left out
+    kept = analysis.word_order([ref], [ref])
+    assert (kept.pairs_in_order, kept.verses_in_order) == (1.0, 1.0)
+    backwards = analysis.word_order(["David of city the to up went king the"], [ref])
+    assert (backwards.pairs_in_order, backwards.verses_in_order) == (0.0, 0.0)
+    one_swap = analysis.word_order(["King the went to up the city of David", "no words shared"],
+                                   [ref, "nothing here"])
+    # king, went, up, to, city, of, david: 21 pairs, one (up, to) swapped; one verse counted
+    assert one_swap.pairs_in_order == 20 / 21 and one_swap.verses_in_order == 0.0
+
+
 def test_a_hidden_source_piece_gets_no_cross_attention():
     from transformer_course.experiments.ch8_real_sentences import analysis
 

@@ -7,14 +7,13 @@ These tests build their own pages from small random models, so they do not need 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import torch
 from num2words import num2words
-from playwright.sync_api import Browser, Page, sync_playwright
-from test_browser import LAUNCH_ARGS, PageProblems, chromium_path
+from playwright.sync_api import Browser, Page
+from test_browser import PageProblems
 
 from transformer_course import Transformer, TransformerConfig, greedy_decode
 from transformer_course.explorer.export import export_model, model_from_payload, payload_json
@@ -40,30 +39,6 @@ def small_model(seed: int, src_vocab: int = 20, **changes: object) -> Transforme
         for p in model.parameters():
             p.normal_(0.0, 0.5)
     return model
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=chromium_path(), headless=True,
-                                             chromium_sandbox=False, args=LAUNCH_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-@pytest.fixture
-def page(browser: Browser) -> Iterator[Page]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.problems = PageProblems()
-    page.problems.watch(page)
-    page.problems.guard(page)
-    try:
-        yield page
-    finally:
-        context.close()
 
 
 def _library_page(page: Page) -> None:

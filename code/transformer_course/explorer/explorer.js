@@ -163,20 +163,20 @@
    *  decoder runs position by position with cached keys and values, which gives the same
    *  numbers as re-running the whole prefix: position t depends on positions <= t only. */
   class Transformer {
-    constructor(payload) {
+    constructor(payload, tensors) {  // tensors: already loaded (see loadTensors), or none
       this.c = payload.config;
-      this.t = loadTensors(payload);
+      this.t = tensors || loadTensors(payload);
     }
 
-    embedRow(side, token, pos) {  // sqrt(d_model) E[x_t] + PE_t
+    embedRow(prefix, token, pos) {  // sqrt(d_model) E[x_t] + PE_t; prefix: "src_embed", ...
       const c = this.c, d = c.d_model;
-      const table = this.t[side + "_embed.token.weight"].data;
+      const table = this.t[prefix + ".token.weight"].data;
       const x = new Float64Array(d);
       const scale = Math.sqrt(d);
       for (let k = 0; k < d; k++) x[k] = table[token * d + k] * scale;
       if (c.positional === "sinusoidal") return addRows(x, sinusoidalRow(pos, d, c.base));
       if (c.positional === "learned") {
-        const learned = this.t[side + "_embed.positional.embedding.weight"].data;
+        const learned = this.t[prefix + ".positional.embedding.weight"].data;
         return addRows(x, learned.subarray(pos * d, (pos + 1) * d));
       }
       return x;
@@ -209,7 +209,7 @@
      *  weights, per layer a list of h (S, S) matrices. */
     encode(src) {
       const c = this.c;
-      let xs = src.map((token, pos) => this.embedRow("src", token, pos));
+      let xs = src.map((token, pos) => this.embedRow("src_embed", token, pos));
       const maps = [];
       for (let l = 0; l < c.num_encoder_layers; l++) {
         const p = "encoder." + l;
@@ -250,7 +250,7 @@
     /** Feed the next target token; returns the logits (V,) for the token after it. */
     step(state, token) {
       const c = this.c;
-      let y = this.embedRow("tgt", token, state.position);
+      let y = this.embedRow("tgt_embed", token, state.position);
       state.layers.forEach((cache, l) => {
         const p = "decoder." + l;
         y = this.residual(p + ".sublayers.0", y, z => {
@@ -664,7 +664,7 @@
 
   window.AttentionExplorer = {
     Transformer, loadTensors, englishNumber, trainedInput, sinusoidalEncoding, halfToFloat,
-    halves, colour, textColour,
+    halves, colour, textColour, base64ToBytes, linearRow, attendRow, element,
     mountViewer, mountTranslator, mountAll,
   };
 })();

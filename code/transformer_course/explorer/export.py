@@ -43,6 +43,18 @@ def _encode(values: np.ndarray, dtype: str) -> tuple[bytes, str, bytes]:
     return values.astype(BYTES[kind]).tobytes(), kind, b""
 
 
+def page_config(c: TransformerConfig, bos_id: int = BOS_ID, eos_id: int = EOS_ID,
+                ) -> dict[str, Any]:
+    """What the page's forward pass (explorer.js) needs to know of a model's configuration."""
+    return {"d_model": c.d_model, "num_heads": c.num_heads, "d_ff": c.d_ff,
+            "num_encoder_layers": c.num_encoder_layers,
+            "num_decoder_layers": c.num_decoder_layers, "norm_first": c.norm_first,
+            "layer_norm_eps": c.layer_norm_eps, "positional": c.positional, "base": BASE,
+            "scaled": c.scaled_attention, "pad_id": c.pad_id, "bos_id": bos_id,
+            "eos_id": eos_id, "max_len": c.max_len, "src_vocab_size": c.src_vocab_size,
+            "tgt_vocab_size": c.tgt_vocab_size}
+
+
 def export_model(model: Transformer, *, dtype: str = "float16", bos_id: int = BOS_ID,
                  eos_id: int = EOS_ID) -> dict[str, Any]:
     """The payload of ``model`` (see the module docstring); the same model gives the same bytes.
@@ -78,15 +90,8 @@ def export_model(model: Transformer, *, dtype: str = "float16", bos_id: int = BO
         entry["offset"] = len(data)
         data += raw
         tensors[name] = entry
-    config = {"d_model": c.d_model, "num_heads": c.num_heads, "d_ff": c.d_ff,
-              "num_encoder_layers": c.num_encoder_layers,
-              "num_decoder_layers": c.num_decoder_layers, "norm_first": c.norm_first,
-              "layer_norm_eps": c.layer_norm_eps, "positional": c.positional, "base": BASE,
-              "scaled": c.scaled_attention, "pad_id": c.pad_id, "bos_id": bos_id,
-              "eos_id": eos_id, "max_len": c.max_len, "src_vocab_size": c.src_vocab_size,
-              "tgt_vocab_size": c.tgt_vocab_size}
-    return {"config": config, "dtype": dtype, "tensors": tensors, "aliases": aliases,
-            "data": base64.b64encode(bytes(data)).decode("ascii")}
+    return {"config": page_config(c, bos_id, eos_id), "dtype": dtype, "tensors": tensors,
+            "aliases": aliases, "data": base64.b64encode(bytes(data)).decode("ascii")}
 
 
 def payload_json(payload: dict[str, Any]) -> str:

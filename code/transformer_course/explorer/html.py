@@ -1,9 +1,11 @@
-"""Self-contained HTML for the attention viewer and the live translator.
+"""Self-contained HTML for the attention viewer, the live translator and chapter 8's live models.
 
 Each piece of HTML carries everything it needs inline: the stylesheet, the JavaScript model and
 viewer (``explorer.js``, defined once per page however often it is included), the data as JSON,
 and a ``<noscript>`` fallback. So it works from the built site, from ``file://``, and as a cell
-output in JupyterLab, with no server and no network.
+output in JupyterLab, with no server and no network. Chapter 8's models are the exception: their
+weights (megabytes) are files the built site serves, loaded when the reader asks
+(``experiments/ch8_real_sentences/in_browser.py``).
 """
 
 from __future__ import annotations
@@ -45,14 +47,20 @@ def _script_json(data: Any) -> str:
     return json.dumps(data, sort_keys=True, separators=(",", ":")).replace("</", "<\\/")
 
 
-def _mount(kind: str, data: dict[str, Any], fallback: str) -> ExplorerHTML:
+def _mount(kind: str, data: dict[str, Any], fallback: str, *, live: bool = False,
+           ) -> ExplorerHTML:
+    """A container for ``explorer.js`` (class ae-mount), or with ``live`` for ``sentences.js``
+    (class ls-mount), with its data and its fallback."""
+    library, mount = (("sentences.js", "LiveSentences") if live else
+                      ("explorer.js", "AttentionExplorer"))
+    scripts = ["explorer.js", library] if live else [library]
     return ExplorerHTML(
         f"<style>{_asset('explorer.css')}</style>\n"
-        f"<script data-repeat-safe>{_asset('explorer.js')}</script>\n"
-        f'<div class="ae-mount" data-kind="{kind}">'
+        + "".join(f"<script data-repeat-safe>{_asset(s)}</script>\n" for s in scripts)
+        + f'<div class="{"ls" if live else "ae"}-mount" data-kind="{kind}">'
         f'<script type="application/json">{_script_json(data)}</script>'
         f"<noscript>{fallback}</noscript></div>\n"
-        "<script data-repeat-safe>window.AttentionExplorer.mountAll();</script>")
+        f"<script data-repeat-safe>window.{mount}.mountAll();</script>")
 
 
 def _rounded(weights: np.ndarray) -> list:
@@ -135,3 +143,11 @@ def translator(payload: dict[str, Any], source_vocab: dict[str, int], target_tok
             "checks": [{"number": int(n), "tokens": [int(t) for t in tokens]}
                        for n, tokens in checks]}
     return _mount("translator", data, fallback or "<p>The live translator needs JavaScript.</p>")
+
+
+def live_model(kind: str, data: dict[str, Any], *, fallback: str) -> ExplorerHTML:
+    """A widget of ``sentences.js`` (kind "translator" or "writer") that loads a stored model
+    when the reader asks and runs it in the page; ``data`` as its mount function documents."""
+    if kind not in ("translator", "writer"):
+        raise ValueError(f'kind must be "translator" or "writer"; got {kind!r}')
+    return _mount(kind, data, fallback, live=True)

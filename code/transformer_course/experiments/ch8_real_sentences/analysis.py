@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
+from itertools import combinations
 from typing import Any
 
 import torch
@@ -106,6 +107,31 @@ def error_kinds(hypotheses: Sequence[str], references: Sequence[str], sources: S
                       recall(hypotheses, references, lower(0, 0)),
                       ratio(range(len(sources))), ratio(by_length[:third]),
                       ratio(by_length[-third:]))
+
+
+@dataclass(frozen=True)
+class WordOrder:
+    """How far outputs keep their references' word order."""
+
+    pairs_in_order: float  # of the pairs of shared words, the share in the reference's order
+    verses_in_order: float  # of the verses with such a pair, the share with every pair in order
+
+
+def word_order(hypotheses: Sequence[str], references: Sequence[str]) -> WordOrder:
+    """Word order, on the words (lower-cased) found exactly once in both an output and its
+    reference: a pair of them is in order when the output puts them as the reference does (a
+    concordant pair, as in Kendall's tau). A shuffled output scores about 1/2."""
+    agree = pairs = verses = perfect = 0
+    for hyp, ref in zip(hypotheses, references, strict=True):
+        out, want = ([w.lower() for w in words(t)] for t in (hyp, ref))
+        have, counts = Counter(out), Counter(want)
+        shared = [w for w in want if counts[w] == 1 and have[w] == 1]  # in the reference's order
+        place = {w: out.index(w) for w in shared}
+        ordered = sum(place[a] < place[b] for a, b in combinations(shared, 2))
+        total = len(shared) * (len(shared) - 1) // 2
+        agree, pairs = agree + ordered, pairs + total
+        verses, perfect = verses + (total > 0), perfect + (total > 0 and ordered == total)
+    return WordOrder(agree / max(pairs, 1), perfect / max(verses, 1))
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ RESULTS = HERE / "stored_models.json"
 WARMUP = 4000
 BEAM, ALPHA = 4, 0.6
 EVAL_BATCH = 256
+OUTPUT_EXTRA = 10  # pieces an output may run past 1.5 times its source
 SAMPLE_PROMPTS = ("", "In the beginning", "Jesus said to them,")
 SAMPLE_SETTINGS = ((0.7, 40), (1.0, 40))  # (temperature, top-k)
 
@@ -92,6 +93,12 @@ def autocast(device: str) -> Any:
 
 
 @torch.no_grad()
+def output_limit(source_length: int, max_len: int) -> int:
+    """The longest output, BOS included, for a source of ``source_length`` (BOS and EOS
+    included): half as long again plus 10, at most the model's ``max_len``."""
+    return min(int(source_length * 1.5) + OUTPUT_EXTRA, max_len)
+
+
 def translate(model: Transformer, pairs: data.Pairs, tokenizer: Any, device: str,
               beam: int = 1, alpha: float = 0.0) -> list[str]:
     """English for every source of ``pairs``: greedy, or a beam of ``beam`` (in float32: the
@@ -102,7 +109,7 @@ def translate(model: Transformer, pairs: data.Pairs, tokenizer: Any, device: str
     for start in range(0, len(rows), EVAL_BATCH // beam):
         chunk = rows[start:start + EVAL_BATCH // beam]
         batch = pairs.batch(chunk, device)
-        max_len = min(int(batch.src.shape[1] * 1.5) + 10, model.config.max_len)
+        max_len = output_limit(batch.src.shape[1], model.config.max_len)
         if beam == 1:
             ids = greedy_decode(model, batch.src, max_len, 1, 2, src_mask=batch.src_mask,
                                 pad_id=0)
