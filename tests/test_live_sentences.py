@@ -14,8 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import Page
-from test_browser import PageProblems
+from test_browser import AXE_IMPACTS, AXE_JS, PageProblems
 
 from transformer_course.core.batching import wrap_sources
 from transformer_course.experiments.ch8_real_sentences import analysis, data, in_browser
@@ -176,7 +177,8 @@ def test_without_the_files_the_page_says_where_they_are(page: Page, tmp_path: Pa
 @pytest.mark.usefixtures("built_site")
 def test_the_built_chapter_runs_both_models_as_python_does(page: Page) -> None:
     """On the built chapter, from file://: each widget loads its model from the site's own
-    files and reproduces the Python outputs it carries."""
+    files and reproduces the Python outputs it carries, and axe-core finds nothing serious in
+    the loaded widgets."""
     from site_utils import HTML, SCREENSHOTS
 
     path = HTML / "book" / "08_real_sentences.html"
@@ -203,3 +205,6 @@ def test_the_built_chapter_runs_both_models_as_python_does(page: Page) -> None:
         root.screenshot(path=str(SCREENSHOTS / f"08_real_sentences-{kind}.png"))
     problems: PageProblems = page.problems
     assert not problems.console_errors and not problems.offsite_requests
+    # last: from file://, axe-core's own fetches of the stylesheets fail in the console
+    found = Axe.from_file(AXE_JS).run(page, context=".ls-mount").response["violations"]
+    assert not [v["id"] for v in found if v["impact"] in AXE_IMPACTS]
