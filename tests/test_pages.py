@@ -101,6 +101,27 @@ def test_landing_page_gives_each_chapter_its_reading_and_run_time() -> None:
         assert re.fullmatch(r"\d+ min read, runs in about [\d.]+ (s|min)", cost.strip()), cost
 
 
+def test_reading_time_counts_figures_tables_and_code_shown_on_the_main_path() -> None:
+    from chapter_facts import CODE_LINES_PER_MINUTE, WORDS_PER_MINUTE, MainPath, main_path
+    from docutils import nodes
+    from docutils.utils import new_document
+
+    doctree = new_document("page")
+    folded = nodes.container("", nodes.literal_block(text="a\nb\nc\nd\ne"),
+                             classes=["cell", "tag_hide-input"])
+    doctree += nodes.section(
+        "", nodes.title(text="Title"), nodes.paragraph(text="Words."), nodes.figure(),
+        nodes.table(), nodes.literal_block(text="x = 1\ny = 2\nz = 3"), folded,
+        nodes.section("", nodes.title(text="Lab notes"), nodes.figure(),
+                      nodes.literal_block(text="hidden\nlines"), ids=["ch9-lab-notes"]),
+        ids=["page"])
+    path = main_path(doctree)
+    assert (path.exhibits, path.code_lines) == (2, 3)
+    assert MainPath(20 * WORDS_PER_MINUTE, 0, 0).minutes == 20
+    assert MainPath(20 * WORDS_PER_MINUTE, 0, 10 * CODE_LINES_PER_MINUTE).minutes == 30
+    assert MainPath(20 * WORDS_PER_MINUTE, 12, 0).minutes > 20
+
+
 def test_main_path_words_leave_out_code_math_and_the_lab_notes() -> None:
     from chapter_facts import main_path_words
     from docutils import nodes

@@ -117,12 +117,14 @@ def test_no_raw_myst_or_folded_code_prompt(pdf: PdfReader) -> None:
 
 
 def test_explorers_print_as_static_maps(pdf: PdfReader) -> None:
-    explorers = sum(len(parse_html(html_path(d)).select(".ae-mount")) for d in toc_docnames())
+    explorers = sum(len(parse_html(html_path(d)).select(".ae-mount, .ls-mount"))
+                    for d in toc_docnames())
     text = _text()
     assert explorers > 0
     assert text.count("Interactive in the web edition") == explorers
     assert " or try " not in text and "to read where it looks" not in text, \
         "the explorers' controls were printed"
+    assert "Load the translator" not in text, "chapter 8's load buttons were printed"
 
 
 # --- the instructor's pack (tools/instructor_pack.py, `make pack`) -----------------------------

@@ -7,6 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
 
 from transformer_course.figures import ch5_full_model as plots
 
@@ -39,3 +40,16 @@ def test_layer_norm_panels_report_each_vectors_statistics():
     assert "mean 4.00" in titles[0] and "std 2.24" in titles[0]
     assert "mean 0.00" in titles[1] and "std 1.00" in titles[1]
     assert len(fig.axes[0].patches) == 4  # one bar per feature
+
+
+def test_decoding_cache_holds_earlier_positions_and_computes_only_the_new_one():
+    steps = 4
+    fig = plots.plot_decoding_cache(steps)
+    gids = [patch.get_gid() for patch in fig.axes[0].patches]
+    assert gids.count("cached") == 2 * (steps - 1)  # a key and a value per earlier position
+    assert gids.count("new") == 3  # the new position's query, key and value
+    texts = [text.get_text() for text in fig.axes[0].texts]
+    assert texts.count("decoder") == steps  # one decoder call per step of the loop
+    assert texts.count("BOS") == steps + 1  # every step reads BOS; so does panel b
+    with pytest.raises(ValueError, match="at least 2"):
+        plots.plot_decoding_cache(1)

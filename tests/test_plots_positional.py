@@ -7,6 +7,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import numpy as np  # noqa: E402
+import pytest  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
 from transformer_course.core.positional import (  # noqa: E402
@@ -54,7 +55,14 @@ def test_embedding_plus_encoding_draws_the_sum_with_its_signs():
     assert len(drawn) == 3
     assert np.allclose(drawn[0], embeddings) and np.allclose(drawn[1], encodings)
     assert np.allclose(drawn[2], embeddings + encodings)
-    assert len({ax.images[0].get_clim() for ax in panels}) == 1  # one colour scale for all
+    # Each panel has its own scale, symmetric about 0 and as wide as its values, with its own
+    # colour bar: the encodings (within [-1, 1]) fill theirs instead of looking blank beside
+    # embeddings of several units.
+    for ax, values in zip(panels, drawn, strict=True):
+        low, high = ax.images[0].get_clim()
+        assert low == -high and high == pytest.approx(np.abs(values).max())
+        assert ax.images[0].colorbar is not None
+    assert panels[1].images[0].get_clim()[1] < panels[0].images[0].get_clim()[1]
     signs = [text.get_text() for ax in fig.axes if not ax.axison for text in ax.texts]
     assert signs == ["+", "="]
     labels = [label.get_text() for label in panels[0].get_yticklabels()]

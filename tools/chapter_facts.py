@@ -1,17 +1,19 @@
 """Sphinx extension: what a chapter costs its reader, stated at its top.
 
 A chapter places the ``{chapter-facts}`` directive under its opening paragraph; the built page
-shows there how long its main path takes to read (prose words outside the closing "Lab notes"
-section, code, math and solutions) and how long the chapter took to run when the site was built
-(MyST-NB's execution record). The landing page's chapter table gives the same two figures per
-chapter through the ``{chapter-cost}`` role (its target is a chapter, as for ``{doc}``). The
-downloaded notebooks get the same text (``chapter_summary``, ``chapter_cost``, used by
-tools/launch_site.py).
+shows there how long its main path takes to read (its prose words outside the closing "Lab notes"
+section, code, math and solutions, at a careful reader's pace, plus time to look at each figure
+and table and to read each line of code it shows) and how long the chapter took to run when the
+site was built (MyST-NB's execution record). The landing page's chapter table gives the same two
+figures per chapter through the ``{chapter-cost}`` role (its target is a chapter, as for
+``{doc}``). The downloaded notebooks get the same text (``chapter_summary``, ``chapter_cost``,
+used by tools/launch_site.py).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +21,9 @@ from docutils import nodes
 from sphinx.application import Sphinx
 from sphinx.util.docutils import SphinxDirective
 
-WORDS_PER_MINUTE = 180  # technical prose with figures to look at: slower than the usual 200-250
+WORDS_PER_MINUTE = 120  # a careful reader of technical prose (the usual 200-250 is skimming)
+MINUTES_PER_EXHIBIT = 0.5  # to read a figure or a table
+CODE_LINES_PER_MINUTE = 15  # code shown on the main path, read line by line
 LAB_NOTES = "lab-notes"  # the closing section's id ends with this
 
 
@@ -38,19 +42,27 @@ _SKIPPED = (nodes.literal_block, nodes.math, nodes.math_block, nodes.raw, nodes.
             nodes.comment, nodes.system_message, nodes.target)
 
 
-def _skipped(node: nodes.Node) -> bool:
-    """Code, math, raw HTML, solutions and the lab notes are not the main path's prose."""
+def _off_the_main_path(node: nodes.Node) -> bool:
+    """In the lab notes, a solution, a cell's output or a folded cell."""
     while node is not None:
-        if isinstance(node, _SKIPPED):
-            return True
         if isinstance(node, nodes.section) and any(i.endswith(LAB_NOTES) for i in node["ids"]):
             return True
         if isinstance(node, nodes.Element) and (
-                "cell_output" in node.get("classes", ())
-                or type(node).__name__.startswith("solution")):
+                type(node).__name__.startswith("solution")
+                or {"cell_output", "tag_hide-input", "tag_hide-cell"} & set(node["classes"])):
             return True
         node = node.parent
     return False
+
+
+def _skipped(node: nodes.Node) -> bool:
+    """Code, math, raw HTML, and anything off the main path are not the main path's prose."""
+    ancestor = node
+    while ancestor is not None:
+        if isinstance(ancestor, _SKIPPED):
+            return True
+        ancestor = ancestor.parent
+    return _off_the_main_path(node)
 
 
 def main_path_words(doctree: nodes.document) -> int:
@@ -59,9 +71,29 @@ def main_path_words(doctree: nodes.document) -> int:
                if not _skipped(text.parent))
 
 
-def reading_minutes(words: int) -> int:
-    """Minutes to read ``words``, rounded up to five."""
-    return max(5, 5 * math.ceil(words / WORDS_PER_MINUTE / 5))
+@dataclass(frozen=True)
+class MainPath:
+    """What a reader of a chapter's main path reads and looks at."""
+
+    words: int
+    exhibits: int  # figures and tables
+    code_lines: int
+
+    @property
+    def minutes(self) -> int:
+        """Minutes to read it all, rounded up to five."""
+        minutes = (self.words / WORDS_PER_MINUTE + self.exhibits * MINUTES_PER_EXHIBIT
+                   + self.code_lines / CODE_LINES_PER_MINUTE)
+        return max(5, 5 * math.ceil(minutes / 5))
+
+
+def main_path(doctree: nodes.document) -> MainPath:
+    """The main path's words, figures and tables, and lines of code shown."""
+    exhibits = sum(1 for kind in (nodes.figure, nodes.table) for node in doctree.findall(kind)
+                   if not _off_the_main_path(node))
+    code = sum(len(node.astext().splitlines()) for node in doctree.findall(nodes.literal_block)
+               if not _off_the_main_path(node))
+    return MainPath(main_path_words(doctree), exhibits, code)
 
 
 def run_seconds(app: Sphinx, docname: str) -> float | None:
@@ -77,24 +109,26 @@ def _duration(seconds: float) -> str:
     return f"about {round(seconds / 30) / 2:g} min"
 
 
-def chapter_words(app: Sphinx, docname: str, doctree: nodes.document | None = None) -> int:
-    """The main path's words of ``docname``, counted once per build: from ``doctree`` (its
-    resolved doctree) when given, else resolving it (a whole doctree, which loads the doctree of
-    every page a numbered reference in it points to: seconds per chapter)."""
-    counted = app.__dict__.setdefault("_chapter_words", {})
+def chapter_main_path(app: Sphinx, docname: str, doctree: nodes.document | None = None,
+                      ) -> MainPath:
+    """The main path of ``docname``, counted once per build: from ``doctree`` (its resolved
+    doctree) when given, else resolving it (a whole doctree, which loads the doctree of every
+    page a numbered reference in it points to: seconds per chapter)."""
+    counted = app.__dict__.setdefault("_chapter_main_paths", {})
     if docname not in counted:
         if doctree is None:
             doctree = app.env.get_and_resolve_doctree(docname, app.builder)
-        counted[docname] = main_path_words(doctree)
+        counted[docname] = main_path(doctree)
     return counted[docname]
 
 
 def chapter_summary(app: Sphinx, docname: str, doctree: nodes.document | None = None) -> str:
     """``"Reading time ... Run time ..."`` for one chapter (``doctree``: as for
-    :func:`chapter_words`)."""
-    words = chapter_words(app, docname, doctree)
-    line = (f"**Reading time:** about {reading_minutes(words)} min for the main path "
-            f"({words:,} words)")
+    :func:`chapter_main_path`)."""
+    path = chapter_main_path(app, docname, doctree)
+    line = (f"**Reading time:** about {path.minutes} min for the main path ({path.words:,} words "
+            f"at {WORDS_PER_MINUTE} a minute, {path.exhibits} figures and tables, "
+            f"{path.code_lines} lines of code)")
     seconds = run_seconds(app, docname)
     if seconds is not None:
         line += (f"; **run time:** {_duration(seconds)} to execute every cell, as measured when "
@@ -104,7 +138,7 @@ def chapter_summary(app: Sphinx, docname: str, doctree: nodes.document | None = 
 
 def chapter_cost(app: Sphinx, docname: str) -> str:
     """``"25 min read, runs in about 40 s"`` for the landing page's table."""
-    text = f"{reading_minutes(chapter_words(app, docname))} min read"
+    text = f"{chapter_main_path(app, docname).minutes} min read"
     seconds = run_seconds(app, docname)
     return text if seconds is None else f"{text}, runs in {_duration(seconds)}"
 

@@ -129,7 +129,7 @@ def site_facts(app: Sphinx, page: str, notebook: nbformat.NotebookNode) -> SiteF
 
     markdown = "\n".join(cell.source for cell in notebook.cells if cell.cell_type == "markdown")
     summary, costs = "", {}
-    if "{chapter-facts}" in markdown:  # words counted once per build (chapter_words)
+    if "{chapter-facts}" in markdown:  # counted once per build (chapter_main_path)
         summary = chapter_summary(app, page)
     if "{chapter-cost}" in markdown:
         costs = {docname: chapter_cost(app, docname) for docname in env.found_docs

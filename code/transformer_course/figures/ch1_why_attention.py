@@ -9,6 +9,8 @@ from matplotlib.figure import Figure
 
 from transformer_course.experiments.ch1_why_attention.recurrence import GradientDecay
 
+from .style import ATTENTION_CMAP, colour, colours, text_colour
+
 HIGHLIGHT = "C3"  # the path from the first input to the last output
 FAINT = "0.75"
 
@@ -69,11 +71,13 @@ def plot_forward_times(times: pd.DataFrame) -> Figure:
         times: the DataFrame of ``complexity.time_forward_by_length``.
     """
     fig, ax = plt.subplots()
+    palette = colours(times["layer"])
     for name, rows in times.groupby("layer", sort=False):
         rows = rows.sort_values("length")
-        line, = ax.plot(rows["length"], rows["median_s"] * 1e3, marker="o", label=name)
+        ax.plot(rows["length"], rows["median_s"] * 1e3, marker="o", color=palette[name],
+                label=name)
         ax.fill_between(rows["length"], rows["min_s"] * 1e3, rows["max_s"] * 1e3,
-                        color=line.get_color(), alpha=0.15, linewidth=0)
+                        color=palette[name], alpha=0.15, linewidth=0)
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlabel("sequence length n (positions)")
@@ -92,9 +96,9 @@ def plot_gradient_decay(result: GradientDecay) -> Figure:
     for name, norms in (("recurrent (ElmanRNN)", result.recurrent),
                         ("self-attention (MultiHeadAttention)", result.attention)):
         mean = np.exp(np.log(norms).mean(axis=0))
-        line, = ax.plot(result.distances, mean, label=name)
+        ax.plot(result.distances, mean, color=colour(name), label=name)
         ax.fill_between(result.distances, norms.min(axis=0), norms.max(axis=0),
-                        color=line.get_color(), alpha=0.2, linewidth=0)
+                        color=colour(name), alpha=0.2, linewidth=0)
     ax.set_yscale("log")
     ax.set_xlabel("distance from the last position (positions)")
     ax.set_ylabel(r"$\|\partial y_{\mathrm{last}} / \partial x_t\|_F$")
@@ -111,9 +115,11 @@ def plot_flops_by_length(flops: pd.DataFrame, d: int) -> Figure:
         d: the width the FLOPs were counted at.
     """
     fig, ax = plt.subplots()
+    palette = colours(flops["layer"])
     for name, rows in flops.groupby("layer", sort=False):
         rows = rows.sort_values("length")
-        ax.plot(rows["length"], rows["flops"], marker="o", markersize=3, label=name)
+        ax.plot(rows["length"], rows["flops"], marker="o", markersize=3, color=palette[name],
+                label=name)
     ax.axvline(d, color="0.4", linestyle="--", linewidth=1)
     ax.text(d, ax.get_ylim()[1], f" n = d = {d}", va="top", fontsize=8, color="0.3")
     ax.set_xscale("log", base=2)
@@ -177,11 +183,11 @@ def plot_thread_scaling(summary: pd.DataFrame) -> Figure:
         summary: the DataFrame of ``threads.summarise_threads``.
     """
     fig, (wall, busy) = plt.subplots(1, 2, figsize=(8.6, 3.4), sharey=True)
+    palette = colours(summary["layer"])
     for name, rows in summary.groupby("layer", sort=False):
         rows = rows.sort_values("threads")
-        line, = wall.plot(rows["threads"], rows["wall_ms"], marker="o", label=name)
-        busy.plot(rows["threads"], rows["cpu_busiest_ms"], marker="s",
-                  color=line.get_color())
+        wall.plot(rows["threads"], rows["wall_ms"], marker="o", color=palette[name], label=name)
+        busy.plot(rows["threads"], rows["cpu_busiest_ms"], marker="s", color=palette[name])
     counts = sorted(summary["threads"].unique())
     for ax, title in ((wall, "Wall-clock time (this build's machine)"),
                       (busy, "CPU time of the busiest thread")):
@@ -205,10 +211,10 @@ def plot_opening_map(stored: dict) -> Figure:
     rows, cols = stored["target"], stored["source"]
     fig, ax = plt.subplots(figsize=(0.75 * len(cols) + 1.6, 0.5 * len(rows) + 1.3),
                            layout="constrained")
-    image = ax.imshow(weights, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+    image = ax.imshow(weights, cmap=ATTENTION_CMAP, vmin=0, vmax=1, aspect="auto")
     for (t, s), w in np.ndenumerate(weights):
         ax.text(s, t, f"{w:.2f}".lstrip("0"), ha="center", va="center", fontsize=8,
-                color="white" if w > 0.6 else "black")
+                color=text_colour(w))
     ax.set_xticks(range(len(cols)), cols)
     ax.set_yticks(range(len(rows)), rows)
     ax.xaxis.tick_top()

@@ -19,6 +19,8 @@ from transformer_course.experiments.ch2_scaled_dot_product_attention.lr_sweep im
     best_of_sweep,
 )
 
+from .style import ATTENTION_CMAP, colour, colours, text_colour
+
 
 def plot_dot_product_variance(table: pd.DataFrame) -> Figure:
     """Variance of q . k (unscaled and divided by sqrt(d_k)) against d_k, on log-log axes.
@@ -30,8 +32,10 @@ def plot_dot_product_variance(table: pd.DataFrame) -> Figure:
     d_k = table["d_k"].to_numpy(dtype=float)
     ax.plot(d_k, d_k, color="0.6", linestyle="--", label="$d_k$ (theory, unscaled)")
     ax.plot(d_k, np.ones_like(d_k), color="0.6", linestyle=":", label="1 (theory, scaled)")
-    ax.plot(d_k, table["var_unscaled"], "o-", label=r"measured Var$(q \cdot k)$")
-    ax.plot(d_k, table["var_scaled"], "s-", label=r"measured Var$(q \cdot k / \sqrt{d_k})$")
+    ax.plot(d_k, table["var_unscaled"], "o-", color=colour("unscaled"),
+            label=r"measured Var$(q \cdot k)$")
+    ax.plot(d_k, table["var_scaled"], "s-", color=colour("scaled"),
+            label=r"measured Var$(q \cdot k / \sqrt{d_k})$")
     ax.set_xscale("log", base=2)
     ax.set_yscale("log", base=2)
     ax.set_xlabel("$d_k$")
@@ -51,8 +55,8 @@ def plot_softmax_saturation(table: pd.DataFrame, T_k: int) -> Figure:
     for scaling, marker in (("scaled", "s-"), ("unscaled", "o-")):
         rows = table[table["scaling"] == scaling]
         label = r"$q \cdot k / \sqrt{d_k}$" if scaling == "scaled" else r"$q \cdot k$"
-        left.plot(rows["d_k"], rows["entropy"], marker, label=label)
-        right.plot(rows["d_k"], rows["grad_norm"], marker, label=label)
+        left.plot(rows["d_k"], rows["entropy"], marker, color=colour(scaling), label=label)
+        right.plot(rows["d_k"], rows["grad_norm"], marker, color=colour(scaling), label=label)
     left.axhline(math.log(T_k), color="0.6", linestyle="--",
                  label=f"uniform over {T_k} keys")
     left.set_ylabel("mean entropy of a row (nats)")
@@ -80,18 +84,20 @@ def plot_attention_cost(times: pd.DataFrame, memory: pd.DataFrame, fit_from: int
             show instead of a fit to the medians.
     """
     fig, (left, right) = plt.subplots(1, 2, figsize=(9.2, 3.8))
+    palette = colours([*times["path"], "numpy"])  # "numpy": the memory panel's path
     for path, rows in times.groupby("path", sort=False):
         fit = rows[rows["T"] >= fit_from]
         slope = loglog_slope(fit["T"], fit["seconds"]) if len(fit) >= 2 else float("nan")
         slope = slope if time_slopes is None else time_slopes[path]
-        left.plot(rows["T"], rows["seconds"] * 1e3, "o-", label=f"{path} (slope {slope:.2f})")
+        left.plot(rows["T"], rows["seconds"] * 1e3, "o-", color=palette[path],
+                  label=f"{path} (slope {slope:.2f})")
     left.set_ylabel(time_label)
     fit = memory[memory["T"] >= fit_from]
     slope = loglog_slope(fit["T"], fit["peak_bytes"]) if len(fit) >= 2 else float("nan")
-    right.plot(memory["T"], memory["peak_bytes"] / 2**20, "o-",
+    right.plot(memory["T"], memory["peak_bytes"] / 2**20, "o-", color=palette["numpy"],
                label=f"NumPy peak (slope {slope:.2f})")
-    right.plot(memory["T"], memory["weights_bytes"] / 2**20, "s--",
-               label="the (T, T) weights alone")
+    right.plot(memory["T"], memory["weights_bytes"] / 2**20, "s--", color="0.5",
+               label="the (T, T) weights alone")  # a reference: T^2 numbers, counted
     right.set_ylabel("memory (MiB)")
     for ax in (left, right):
         ax.set_xscale("log", base=2)
@@ -119,13 +125,16 @@ def plot_attention_weights(weights: Sequence[np.ndarray], titles: Sequence[str],
     fig, axes = plt.subplots(1, len(arrays), figsize=(2.6 * len(arrays) + 0.6, 3.0),
                              squeeze=False)
     for ax, w, m, title, names in zip(axes[0], arrays, masks, titles, labels, strict=True):
-        ax.imshow(w, cmap="Blues", vmin=0.0, vmax=1.0)
+        ax.imshow(w, cmap=ATTENTION_CMAP, vmin=0.0, vmax=1.0)
         ax.grid(False)
         for (i, j), value in np.ndenumerate(w):
             blocked = m is not None and not bool(np.asarray(m)[i, j])
+            if blocked:  # a masked cell is no part of the weights: grey, crossed out
+                ax.add_patch(plt.Rectangle((j - 0.5, i - 0.5), 1, 1, facecolor="0.88",
+                                           edgecolor="none"))
             text = "×" if blocked else f"{value:.2f}"
             ax.text(j, i, text, ha="center", va="center", fontsize=7,
-                    color="0.45" if blocked else ("white" if value > 0.6 else "black"))
+                    color="0.35" if blocked else text_colour(value))
         ax.set_title(title, fontsize="small")
         queries, keys = names if names is not None else (range(w.shape[0]), range(w.shape[1]))
         ax.set_xticks(range(w.shape[1]), [str(k) for k in keys], fontsize="x-small",
@@ -143,12 +152,14 @@ def plot_score_comparison(table: pd.DataFrame) -> Figure:
         table: the output of ``score_functions.compare_score_functions`` (chapter 2).
     """
     fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    palette = colours(table["score"])
     for (score, rows), marker in zip(table.groupby("score", sort=False), "o^s", strict=False):
         by_width = rows.groupby("d_k")["accuracy"]
         widths = np.array(sorted(rows["d_k"].unique()))
-        line, = ax.plot(widths, by_width.median().loc[widths], marker=marker, label=score)
+        ax.plot(widths, by_width.median().loc[widths], marker=marker, color=palette[score],
+                label=score)
         ax.fill_between(widths, by_width.min().loc[widths], by_width.max().loc[widths],
-                        color=line.get_color(), alpha=0.15, linewidth=0)
+                        color=palette[score], alpha=0.15, linewidth=0)
     ax.set_xscale("log", base=2)
     widths = sorted(table["d_k"].unique())
     ax.set_xticks(widths, [str(w) for w in widths])
@@ -173,17 +184,19 @@ def plot_lr_sweep(sweep: pd.DataFrame) -> Figure:
     rows = math.ceil(len(widths) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols + 0.6, 2.6 * rows + 0.4),
                              sharex=True, sharey=True, squeeze=False)
+    palette = colours(sweep["score"])  # the same colour for a score in every panel
     for ax, d_k in zip(axes.flat, widths, strict=False):
         at_width = sweep[sweep["d_k"] == d_k]
         for (score, rows), marker in zip(at_width.groupby("score", sort=False), "o^s",
                                          strict=False):
             by_lr = rows.groupby("lr")["accuracy"]
             median = by_lr.median()
-            line, = ax.plot(median.index, median, marker=marker, markersize=3.5, label=score)
-            ax.fill_between(median.index, by_lr.min(), by_lr.max(), color=line.get_color(),
+            ax.plot(median.index, median, marker=marker, markersize=3.5, color=palette[score],
+                    label=score)
+            ax.fill_between(median.index, by_lr.min(), by_lr.max(), color=palette[score],
                             alpha=0.15, linewidth=0)
             ax.plot(best[d_k, score], median[best[d_k, score]], marker=marker, markersize=9,
-                    markerfacecolor="none", color=line.get_color())
+                    markerfacecolor="none", color=palette[score])
         ax.set_xscale("log")
         ax.set_title(f"$d_k$ = {d_k}", fontsize="small")
     for ax in axes[-1]:

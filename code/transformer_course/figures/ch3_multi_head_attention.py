@@ -9,6 +9,8 @@ import numpy as np
 from matplotlib.figure import Figure
 from matplotlib.patches import Rectangle
 
+from .style import ATTENTION_CMAP, SIGNED_CMAP, colours
+
 
 def plot_split_heads(q: np.ndarray, num_heads: int) -> Figure:
     """One sequence's projected queries (T, d_model), then the same numbers as h (T, d_k) blocks.
@@ -21,7 +23,7 @@ def plot_split_heads(q: np.ndarray, num_heads: int) -> Figure:
     limit = float(np.abs(q).max()) or 1.0
     fig, axes = plt.subplots(1, num_heads + 1, figsize=(2.2 + 1.3 * (num_heads + 1), 2.8),
                              width_ratios=[num_heads] + [1] * num_heads)
-    style = dict(cmap="RdBu_r", vmin=-limit, vmax=limit, aspect="auto")
+    style = dict(cmap=SIGNED_CMAP, vmin=-limit, vmax=limit, aspect="auto")
     axes[0].imshow(q, **style)
     for i in range(1, num_heads):
         axes[0].axvline(i * d_k - 0.5, color="black", lw=1.5)
@@ -52,8 +54,10 @@ def plot_head_maps(rows: Mapping[str, np.ndarray], labels: Sequence[str], anchor
             if i >= maps.shape[0]:
                 ax.axis("off")
                 continue
-            image = ax.imshow(maps[i], cmap="viridis", vmin=0.0, vmax=1.0)
-            ax.scatter(np.arange(T - 1), np.arange(1, T), s=5, color="white", marker=".")
+            image = ax.imshow(maps[i], cmap=ATTENTION_CMAP, vmin=0.0, vmax=1.0)
+            # white dots, outlined so that they show on the bright cells too
+            ax.scatter(np.arange(T - 1), np.arange(1, T), s=9, color="white", marker="o",
+                       edgecolors="black", linewidths=0.4)
             ax.add_patch(Rectangle((anchor - 0.5, -0.5), 1, T, fill=False, ec="tab:red", lw=1.5))
             ax.set_title(f"{title}: head {i + 1}", fontsize=9)
             ax.set_xticks(range(T), labels, fontsize=7, rotation=90)
@@ -75,11 +79,13 @@ def plot_lookup_training(runs: Mapping[str, tuple[Sequence[float], Sequence[floa
     """
     fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.0))
     kernel = np.ones(window) / window
+    palette = colours(runs)
     for label, (losses, accuracies) in runs.items():
         losses, accuracies = np.asarray(losses, dtype=float), np.asarray(accuracies, dtype=float)
         steps = np.arange(window, losses.size + 1)
-        axes[0].plot(steps, np.convolve(losses, kernel, mode="valid"), lw=1.8, label=label)
-        axes[1].plot(steps, np.convolve(accuracies, kernel, mode="valid"), lw=1.8, label=label)
+        style = {"lw": 1.8, "color": palette[label], "label": label}
+        axes[0].plot(steps, np.convolve(losses, kernel, mode="valid"), **style)
+        axes[1].plot(steps, np.convolve(accuracies, kernel, mode="valid"), **style)
     axes[0].set(xlabel="training step", ylabel="cross-entropy loss", yscale="log")
     axes[1].set(xlabel="training step", ylabel="batch accuracy", ylim=(0, 1.02))
     axes[1].legend(loc="lower right", fontsize=8, title=f"mean of {window} steps",

@@ -8,37 +8,44 @@ import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.figure import Figure
 
+from .style import SIGNED_CMAP, colours
+
 
 def plot_embedding_plus_encoding(tokens: Sequence[str], embeddings: np.ndarray,
                                  encodings: np.ndarray) -> Figure:
     """Token embeddings + positional encodings = the input: three (T, d_model) heat maps side
-    by side, one row per token (labelled with the token and its position), one shared colour
-    scale, with "+" and "=" between the panels. The right panel is embeddings + encodings."""
+    by side, one row per token (labelled with the token and its position), with "+" and "="
+    between the panels. The right panel is embeddings + encodings.
+
+    Each panel has its own colour scale, symmetric about 0 and as wide as its largest value,
+    with its own colour bar under it: the encodings stay within [-1, 1] while embeddings may
+    reach several units, and on one shared scale the encodings' panel would look blank.
+    """
     panels = (("token embeddings", embeddings), ("positional encodings", encodings),
               ("input to the first layer", embeddings + encodings))
-    limit = max(np.abs(values).max() for _, values in panels)
     # Five columns: three panels, and a narrow one for each sign between them.
-    fig, columns = plt.subplots(1, 5, figsize=(9.6, 2.9), layout="constrained",
+    fig, columns = plt.subplots(1, 5, figsize=(9.6, 3.4), layout="constrained",
                                 gridspec_kw={"width_ratios": [1, 0.14, 1, 0.14, 1]})
     for ax, sign in zip(columns[1::2], "+=", strict=True):
         ax.axis("off")
         ax.text(0.5, 0.5, sign, ha="center", va="center", fontsize=22, transform=ax.transAxes)
     for ax, (title, values) in zip(columns[0::2], panels, strict=True):
-        image = ax.imshow(values, aspect="auto", cmap="RdBu_r", vmin=-limit, vmax=limit,
+        limit = float(np.abs(values).max()) or 1.0
+        image = ax.imshow(values, aspect="auto", cmap=SIGNED_CMAP, vmin=-limit, vmax=limit,
                           interpolation="nearest")
         ax.set_title(title, fontsize="medium")
         ax.set_xlabel("dimension")
         ax.set_yticks(range(len(tokens)), [] if ax is not columns[0] else
                       [f"{token} ({t})" for t, token in enumerate(tokens)])
         ax.grid(False)
-    fig.colorbar(image, ax=columns[-1], label="value")
+        fig.colorbar(image, ax=ax, location="bottom", shrink=0.8, aspect=25, label="value")
     return fig
 
 
 def plot_encoding_heatmap(encoding: np.ndarray) -> Figure:
     """Heat map of a (P, d_model) encoding table: positions down, dimensions across."""
     fig, ax = plt.subplots(figsize=(7.0, 3.8))
-    image = ax.imshow(encoding, aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1,
+    image = ax.imshow(encoding, aspect="auto", cmap=SIGNED_CMAP, vmin=-1, vmax=1,
                       interpolation="nearest")
     ax.set_xlabel("dimension (even: sine, odd: cosine)")
     ax.set_ylabel("position")
@@ -126,11 +133,12 @@ def plot_extrapolation(accuracy: Mapping[str, np.ndarray], weight: Mapping[str, 
                        train_len: int, chance: float) -> Figure:
     """Per-position accuracy (top) and attention on the target (bottom) of several models."""
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(7.0, 5.2), sharex=True)
+    palette = colours([*accuracy, *weight])  # a model has one colour in both panels
     for ax, curves, ylabel in ((top, accuracy, "accuracy"),
                                (bottom, weight, "attention weight\non token t - 1")):
-        for index, (label, values) in enumerate(curves.items()):
+        for label, values in curves.items():
             ax.plot(np.arange(len(values)), values, marker="o", ms=2.5, lw=1.2,
-                    color=f"C{index}", label=label)
+                    color=palette[label], label=label)
         ax.axvspan(-0.5, train_len - 0.5, color="0.9", zorder=0)
         ax.set_ylabel(ylabel)
         ax.set_ylim(-0.02, 1.02)

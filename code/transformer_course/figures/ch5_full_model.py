@@ -1,13 +1,21 @@
-"""Figures for the full-model chapter: norms through depth (the map is in figures.architecture)."""
+"""Figures for the full-model chapter: norms through depth and the decoding loop (the map is in
+figures.architecture)."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
 from matplotlib.ticker import MaxNLocator
 
-from .architecture import plot_architecture  # noqa: F401  (chapter 5 draws it from here)
+from .architecture import (
+    _BOX_H,
+    _COLORS,
+    _HERE,
+    plot_architecture,  # noqa: F401  (chapter 5 draws it from here)
+)
+from .style import colour
 
 
 def plot_depth_profile(table: pd.DataFrame, value: str, ylabel: str) -> Figure:
@@ -21,8 +29,8 @@ def plot_depth_profile(table: pd.DataFrame, value: str, ylabel: str) -> Figure:
     stacks = list(dict.fromkeys(table["stack"]))
     fig, axes = plt.subplots(1, len(stacks), figsize=(7.6, 3.2), sharey=True, squeeze=False)
     for ax, stack in zip(axes[0], stacks, strict=True):
-        for i, (norm, part) in enumerate(table[table["stack"] == stack].groupby("norm", sort=True)):
-            ax.plot(part["layer"], part[value], marker="o", ms=3, color=f"C{i}", label=norm)
+        for norm, part in table[table["stack"] == stack].groupby("norm", sort=True):
+            ax.plot(part["layer"], part[value], marker="o", ms=3, color=colour(norm), label=norm)
         ax.set_title(stack)
         ax.set_xlabel("layer")
         ax.set_yscale("log")
@@ -43,10 +51,10 @@ def plot_residual_gradients(table: pd.DataFrame) -> Figure:
     fig, axes = plt.subplots(1, len(norms), figsize=(7.6, 3.0), sharey=True, squeeze=False)
     for ax, norm in zip(axes[0], norms, strict=True):
         part = table[table["norm"] == norm]
-        for i, residual in enumerate(("with", "without")):
+        for residual in ("with", "without"):
             rows = part[part["residual"] == residual]
-            ax.plot(rows["layer"], rows["gradient norm"], marker="o", ms=3, color=f"C{i}",
-                    label=f"{residual} residual")
+            ax.plot(rows["layer"], rows["gradient norm"], marker="o", ms=3,
+                    color=colour(f"{residual} residual"), label=f"{residual} residual")
         ax.set_title(norm)
         ax.set_xlabel("layer (1 = nearest the input)")
         ax.set_yscale("log")
@@ -75,4 +83,93 @@ def plot_layer_norm(before: pd.Series, after: pd.Series) -> Figure:
         ax.set_xlabel("feature (0 .. d_model - 1)")
     axes[0].set_ylabel("value")
     axes[1].legend(frameon=False, fontsize=8)
+    return fig
+
+
+def plot_decoding_cache(steps: int = 4) -> Figure:
+    """Autoregressive decoding (left) and one of its steps with a key-value cache (right).
+
+    Left: at step t the decoder reads BOS and the t - 1 tokens generated so far and predicts
+    token t, which is appended to the input of step t + 1. Right: step ``steps`` inside one
+    masked self-attention layer: the keys and values of the earlier positions come from the
+    cache (patches with gid "cached"), and only the new position's query, key and value are
+    computed (gid "new").
+
+    Args:
+        steps: how many steps the loop shows (at least 2); the right panel is the last of them.
+    """
+    if steps < 2:
+        raise ValueError(f"steps must be at least 2 (one cached position), got {steps}")
+    tokens = ["BOS"] + [f"$y_{{{i}}}$" for i in range(1, steps + 1)]
+    fig, ax = plt.subplots(figsize=(8.6, 1.2 + 0.85 * max(steps, 4)))
+
+    def box(x: float, y: float, text: str, kind: str, width: float = 0.8,
+            here: bool = False, gid: str | None = None) -> None:
+        ax.add_patch(FancyBboxPatch(
+            (x - width / 2, y - _BOX_H / 2), width, _BOX_H,
+            boxstyle="round,pad=0.02,rounding_size=0.08", facecolor=_COLORS.get(kind, kind),
+            edgecolor=_HERE if here else "0.25", linewidth=2.2 if here else 1, gid=gid,
+            zorder=2))
+        ax.text(x, y, text, ha="center", va="center", fontsize=8, zorder=3)
+
+    def arrow(start: tuple[float, float], end: tuple[float, float],
+              color: str = "0.2") -> None:
+        ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=9,
+                                     color=color, linewidth=1, shrinkA=0, shrinkB=0,
+                                     zorder=3))
+
+    # Left: the loop, one row per step, read left to right, top to bottom.
+    top = 0.85 * steps
+    head = max(top, 0.85 + 2.55) + 0.85  # the titles' height: panel b needs 2.55 above row 1
+    dec_x, out_x = 0.45 + 0.9 * steps + 1.0, 0.45 + 0.9 * steps + 2.6
+    ax.text(-0.9, head, "a. the loop: read the prefix, predict, append", fontsize=9,
+            weight="bold")
+    for t in range(1, steps + 1):
+        y = top - 0.85 * (t - 1)
+        ax.text(-0.15, y, f"t = {t}", ha="right", va="center", fontsize=8, color="0.35")
+        for s in range(t):
+            box(0.45 + 0.9 * s, y, tokens[s], "io", here=s == t - 1 and t > 1)
+        arrow((0.45 + 0.9 * (t - 1) + 0.45, y), (dec_x - 0.7, y))
+        box(dec_x, y, "decoder", "0.88", width=1.4)  # the whole stack: grey
+        arrow((dec_x + 0.7, y), (out_x - 0.4, y))
+        box(out_x, y, tokens[t], "out")
+        if t < steps:  # the prediction becomes the next step's last input (red edge)
+            arrow((out_x - 0.3, y - _BOX_H / 2),
+                  (0.45 + 0.9 * t + 0.3, y - 0.85 + _BOX_H / 2), color=_HERE)
+    bottom = top - 0.85 * (steps - 1)
+    ax.text(-0.9, bottom - 0.65, "each prediction is appended; stop at EOS or max_len",
+            fontsize=7.5, color=_HERE)
+    ax.text(dec_x, top + 0.42, "reads the memory Z", ha="center", fontsize=7.5, color="C0")
+
+    # Right: step t = steps inside one masked self-attention layer.
+    x0 = out_x + 1.7
+    xs = [x0 + 0.95 * s for s in range(steps)]
+    ax.text(x0 - 0.5, head, f"b. step t = {steps}, one self-attention layer",
+            fontsize=9, weight="bold")
+    y_tok, y_v, y_k, y_q = bottom, bottom + 1.15, bottom + 1.8, bottom + 2.75
+    for s, x in enumerate(xs):
+        new = s == steps - 1
+        box(x, y_tok, tokens[s], "io", here=new)
+        box(x, y_v, f"$v_{{{s + 1}}}$", "attn", here=new, gid="new" if new else "cached")
+        box(x, y_k, f"$k_{{{s + 1}}}$", "attn", here=new, gid="new" if new else "cached")
+    last = xs[-1]
+    arrow((last, y_tok + _BOX_H / 2), (last, y_v - _BOX_H / 2), color=_HERE)
+    box(last, y_q, f"$q_{{{steps}}}$", "attn", here=True, gid="new")
+    for x in xs:  # the new query reads every key, cached or new
+        ax.plot([last, x], [y_q - _BOX_H / 2, y_k + _BOX_H / 2], color="C0", lw=0.9,
+                zorder=1)
+    ax.text(last - 0.55, y_q + 0.05, f"$q_{{{steps}}}$ attends to $k_1 \\ldots k_{{{steps}}}$",
+            ha="right", va="center", fontsize=7.5, color="C0")
+    ax.add_patch(FancyBboxPatch((xs[0] - 0.5, y_v - 0.4), xs[-2] - xs[0] + 1.0, 1.5,
+                                boxstyle="round,pad=0.02,rounding_size=0.12",
+                                facecolor="none", edgecolor="0.45", linestyle="--"))
+    ax.text((xs[0] + xs[-2]) / 2, y_tok + 0.6, "cache: kept from earlier steps",
+            ha="center", va="center", fontsize=7.5, color="0.3")
+    ax.text(last + 0.55, (y_v + y_q) / 2, f"computed now,\nfor position {steps}\nonly",
+            va="center", fontsize=7.5, color=_HERE)
+    ax.text(x0 - 0.5, bottom - 0.65, "cross-attention's K, V: the memory's, computed once",
+            fontsize=7.5, color="0.3")
+    ax.set_xlim(-0.9, xs[-1] + 1.9)
+    ax.set_ylim(bottom - 0.9, head + 0.3)
+    ax.set_axis_off()
     return fig

@@ -15,16 +15,19 @@ from transformer_course.core.batching import Batch
 from transformer_course.core.loss import smoothed_targets
 from transformer_course.core.training import TrainConfig, TrainResult
 
+from .style import ATTENTION_CMAP, MASK_CMAP, colour, colours
+
 
 def plot_lr_schedules(d_model: int, warmups: Sequence[int], steps: int,
                       scale: float = 1.0) -> Figure:
     """The paper's learning rate against the step, one curve per warm-up length."""
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     x = np.arange(1, steps + 1)
+    palette = colours(f"warmup = {warmup}" for warmup in warmups)
     for warmup in warmups:
         config = TrainConfig(warmup=warmup, lr_scale=scale)
         ax.plot(x, [config.learning_rate(int(s), d_model) for s in x],
-                label=f"warmup = {warmup}")
+                color=palette[f"warmup = {warmup}"], label=f"warmup = {warmup}")
         ax.plot([warmup], [config.learning_rate(warmup, d_model)], "o", color="0.2", ms=3)
     ax.set_xlabel("step")
     ax.set_ylabel("learning rate")
@@ -55,7 +58,7 @@ def plot_training_curves(result: TrainResult, floor: float | None = None,
     """Training loss per step (left) and held-out accuracies at each check (right)."""
     fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(7.6, 3.2))
     steps = np.arange(1, result.steps + 1)
-    ax_loss.plot(steps, result.losses, lw=1)
+    ax_loss.plot(steps, result.losses, lw=1, color=colour("training"))
     if floor is not None:
         ax_loss.axhline(floor, color="0.3", ls="--", lw=1, label="smallest possible")
         ax_loss.legend()
@@ -64,9 +67,9 @@ def plot_training_curves(result: TrainResult, floor: float | None = None,
     ax_loss.set_yscale("log")
     checks = [e.step for e in result.evaluations]
     ax_acc.plot(checks, [e.metrics.token_accuracy for e in result.evaluations], "o-", ms=3,
-                label="token")
+                color=colour("token"), label="token")
     ax_acc.plot(checks, [e.metrics.sequence_accuracy for e in result.evaluations], "s-", ms=3,
-                label="whole sequence")
+                color=colour("whole sequence"), label="whole sequence")
     ax_acc.set_ylim(-0.03, 1.03)
     ax_acc.set_xlabel("step")
     ax_acc.set_ylabel("held-out accuracy")
@@ -83,7 +86,7 @@ def plot_batch_masks(batch: Batch, index: int = 0) -> Figure:
     fig, (a, b) = plt.subplots(1, 2, figsize=(7.0, 3.2),
                                gridspec_kw={"width_ratios": [src.shape[-1], tgt.shape[-1]]})
     for ax, mask, title in ((a, src, "source mask (1, S)"), (b, tgt, "target mask (T, T)")):
-        ax.imshow(mask.numpy(), cmap="Greys", vmin=0, vmax=1.4, aspect="equal")
+        ax.imshow(mask.numpy(), cmap=MASK_CMAP, vmin=0, vmax=1.4, aspect="equal")
         ax.set_title(title, fontsize=9)
         ax.set_xlabel("key position")
         ax.grid(False)
@@ -104,7 +107,7 @@ def plot_attention_heads(weights: torch.Tensor, query_labels: Sequence[str],
     fig, axes = plt.subplots(1, h, figsize=(2.9 * h + 0.6, 3.2), squeeze=False,
                              layout="constrained")
     for i, ax in enumerate(axes[0]):
-        image = ax.imshow(weights[i].numpy(), cmap="viridis", vmin=0, vmax=1)
+        image = ax.imshow(weights[i].numpy(), cmap=ATTENTION_CMAP, vmin=0, vmax=1)
         ax.set_title(f"head {i + 1}", fontsize=9)
         ax.set_xticks(range(T_k), key_labels, fontsize=7, rotation=90)
         ax.set_yticks(range(T_q), query_labels if i == 0 else [], fontsize=7)
@@ -130,8 +133,10 @@ def plot_length_generalisation(by_length: Sequence[pd.DataFrame],
         trained_max_len: the longest length trained on (shaded up to it). chance: 1 / symbols.
     """
     fig, (left, right) = plt.subplots(1, 2, figsize=(7.6, 3.1), sharey=True)
+    palette = colours(f"seed {index}" for index in range(len(by_length)))
     for index, (table, accuracy) in enumerate(zip(by_length, by_position, strict=True)):
-        style = {"color": f"C{index}", "ms": 3, "lw": 1.2, "label": f"seed {index}"}
+        seed = f"seed {index}"
+        style = {"color": palette[seed], "ms": 3, "lw": 1.2, "label": seed}
         left.plot(table["length"], table["sequence accuracy"], "o-", **style)
         right.plot(np.arange(1, len(accuracy) + 1), accuracy, "o-", **style)
     for ax, xlabel in ((left, "sequence length"), (right, "output position")):
@@ -158,6 +163,11 @@ def plot_warmup_losses(curves: Mapping[str, Sequence[Sequence[float]]], steps: i
     """
     fig, ax = plt.subplots(figsize=(6.8, 3.4))
     styles = ("-", "--", "-", "--")
+    # One colour per peak ("recipe's peak, warm-up" and "recipe's peak, no warm-up" share
+    # "recipe's peak"'s); names without that form are paired in order, as the settings are.
+    peaks = [name.split(",")[0] if "," in name else f"pair {index // 2}"
+             for index, name in enumerate(curves)]
+    palette = colours(peaks)
     for index, (name, runs) in enumerate(curves.items()):
         width = min(steps, max(len(run) for run in runs))
         table = np.full((len(runs), width), np.nan)
@@ -165,7 +175,7 @@ def plot_warmup_losses(curves: Mapping[str, Sequence[Sequence[float]]], steps: i
             values = np.asarray(run[:width], dtype=float)
             table[row, : len(values)] = values
         x = np.arange(1, width + 1)
-        color = f"C{index // 2}"
+        color = palette[peaks[index]]
         ax.plot(x, np.nanmedian(table, axis=0), ls=styles[index % 4], color=color, lw=1.5,
                 label=name)
         ax.fill_between(x, np.nanmin(table, axis=0), np.nanmax(table, axis=0), color=color,

@@ -1,8 +1,9 @@
-"""Figures for the translation chapter: training curves, and cross-attention that crosses."""
+"""Figures for the translation chapter: training curves, cross-attention that crosses, and bar
+charts of the stored studies (Table 3's variants; training below a bound)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -11,11 +12,13 @@ from matplotlib.figure import Figure
 from transformer_course.core.training import TrainResult
 from transformer_course.experiments.ch7_translation.translate import Translation
 
+from .style import ATTENTION_CMAP, colour
+
 
 def plot_translation_curves(result: TrainResult, floor: float | None = None,
                             window: int = 25) -> Figure:
-    """Training loss (moving mean) and validation loss against the step, with validation
-    exact match on a second axis.
+    """Left: training loss (moving mean) and validation loss against the step. Right:
+    validation exact match against the step.
 
     Args:
         result: a ``recipe.train_translation`` run (its evaluations hold ``recipe.Validation``
@@ -25,24 +28,23 @@ def plot_translation_curves(result: TrainResult, floor: float | None = None,
     losses = np.asarray(result.losses)
     window = max(1, min(window, len(losses)))
     smooth = np.convolve(losses, np.ones(window) / window, mode="valid")
-    fig, ax = plt.subplots(figsize=(6.4, 3.4))
-    ax.plot(np.arange(window, len(losses) + 1), smooth, label="training (with dropout)")
     steps = [e.step for e in result.evaluations]
-    ax.plot(steps, [e.metrics.loss for e in result.evaluations], "o-", ms=3, label="validation")
+    fig, (ax, right) = plt.subplots(1, 2, figsize=(7.6, 3.2), layout="constrained")
+    ax.plot(np.arange(window, len(losses) + 1), smooth, color=colour("training"),
+            label="training (with dropout)")
+    ax.plot(steps, [e.metrics.loss for e in result.evaluations], "o-", ms=3,
+            color=colour("validation"), label="validation")
     if floor is not None:
         ax.axhline(floor, color="0.4", ls="--", lw=1, label="label-smoothing floor")
     ax.set_xlabel("step")
     ax.set_ylabel("label-smoothed loss")
     ax.set_ylim(bottom=0)
-    right = ax.twinx()
-    right.plot(steps, [100 * e.metrics.exact_match for e in result.evaluations], color="C2", lw=1,
-               label="validation exact match")
-    right.set_ylabel("exact match (%)", color="C2")
+    ax.legend(fontsize=8, frameon=False)
+    right.plot(steps, [100 * e.metrics.exact_match for e in result.evaluations], "o-", ms=3,
+               color=colour("validation"))
+    right.set_xlabel("step")
+    right.set_ylabel("validation exact match (%)")
     right.set_ylim(0, 101)
-    right.grid(False)
-    lines = ax.get_legend_handles_labels()
-    extra = right.get_legend_handles_labels()
-    ax.legend(lines[0] + extra[0], lines[1] + extra[1], loc="center right", fontsize=8)
     return fig
 
 
@@ -62,7 +64,7 @@ def plot_crossing(translations: Sequence[Translation], layer: int = -1) -> Figur
                              width_ratios=[len(t.source_tokens) + 2 for t in translations])
     for ax, t in zip(axes[0], translations, strict=True):
         rows, cols = _labels(t)
-        image = ax.imshow(t.cross[layer].mean(dim=0).numpy(), cmap="viridis", vmin=0, vmax=1,
+        image = ax.imshow(t.cross[layer].mean(dim=0).numpy(), cmap=ATTENTION_CMAP, vmin=0, vmax=1,
                           aspect="auto")
         ax.set_xticks(range(len(cols)), cols, rotation=90, fontsize=7)
         ax.set_yticks(range(len(rows)), rows, fontsize=7)
@@ -71,4 +73,77 @@ def plot_crossing(translations: Sequence[Translation], layer: int = -1) -> Figur
     axes[0, 0].set_ylabel("German token written")
     fig.supxlabel("English token attended to", fontsize=9)
     fig.colorbar(image, ax=list(axes[0]), shrink=0.8, label="weight (heads averaged)")
+    return fig
+
+
+def _seed_dots(ax, positions: Sequence[float], values: Sequence[Sequence[float]]) -> None:
+    """Each seed's value as a small dark dot on its bar."""
+    for y, seeds in zip(positions, values, strict=True):
+        ax.plot(seeds, [y] * len(seeds), "o", color="0.15", ms=3, zorder=3)
+
+
+def plot_table3_variants(short: Mapping[str, Sequence[float]],
+                         full: Mapping[str, Sequence[float]] | None = None,
+                         baseline: str = "baseline",
+                         budgets: tuple[str, str] = ("200 steps", "600 steps")) -> Figure:
+    """Horizontal bars of validation exact match per Table 3 variant: the median over seeds
+    after a short budget (filled), and after the full budget (outlined), with each seed as a dot.
+
+    Args:
+        short: variant name -> per-seed exact match (%) after the short budget, in the order
+            drawn (top to bottom). full: the same after the full budget, or None.
+        baseline: the variant whose short-budget median is drawn as a dashed line.
+        budgets: how the legend names the short and the full budget.
+    """
+    names = list(short)
+    y = np.arange(len(names), dtype=float)
+    height = 0.38 if full is not None else 0.7
+    fig, ax = plt.subplots(figsize=(6.4, 0.42 * len(names) + 1.3), layout="constrained")
+    offset = height / 2 if full is not None else 0.0
+    greedy = colour("greedy")
+    ax.barh(y - offset, [float(np.median(short[n])) for n in names], height=height,
+            color=greedy, label=f"after {budgets[0]}")
+    _seed_dots(ax, y - offset, [short[n] for n in names])
+    if full is not None:
+        ax.barh(y + offset, [float(np.median(full[n])) for n in names], height=height,
+                facecolor="none", edgecolor=greedy, lw=1.2, label=f"after {budgets[1]}")
+        _seed_dots(ax, y + offset, [full[n] for n in names])
+    if baseline in short:
+        ax.axvline(float(np.median(short[baseline])), color="0.4", ls="--", lw=1,
+                   label=f"{baseline}, {budgets[0]}")
+    ax.set_yticks(y, names)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 101)
+    ax.set_xlabel("validation exact match (%), greedy decoding")
+    ax.grid(False, axis="y")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3, fontsize=8, frameon=False)
+    return fig
+
+
+def plot_training_range(greedy: Mapping[str, Sequence[float]],
+                        groups: Mapping[str, Sequence[float]] | None = None) -> Figure:
+    """Horizontal bars of test exact match above the training bound, one row per training set:
+    the median over seeds for greedy decoding and, if given, for translating each three-digit
+    group on its own, with each seed as a dot.
+
+    Args:
+        greedy: training set -> per-seed exact match (%) of greedy decoding, in the order drawn
+            (top to bottom). groups: the same, group by group, or None.
+    """
+    names = list(greedy)
+    y = np.arange(len(names), dtype=float)
+    methods = {"greedy": greedy} | ({"group by group": groups} if groups is not None else {})
+    height = 0.8 / len(methods)
+    fig, ax = plt.subplots(figsize=(6.4, 0.45 * len(names) + 1.3), layout="constrained")
+    for k, (method, values) in enumerate(methods.items()):
+        at = y + (k - (len(methods) - 1) / 2) * height
+        ax.barh(at, [float(np.median(values[n])) for n in names], height=height,
+                color=colour(method), label=method)
+        _seed_dots(ax, at, [values[n] for n in names])
+    ax.set_yticks(y, names)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 101)
+    ax.set_xlabel("test exact match above the bound (%)")
+    ax.grid(False, axis="y")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=2, fontsize=8, frameon=False)
     return fig

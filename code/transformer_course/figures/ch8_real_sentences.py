@@ -12,11 +12,14 @@ from matplotlib.figure import Figure
 
 from transformer_course.experiments.ch8_real_sentences.analysis import Reading
 
+from .style import ATTENTION_CMAP, colour, colours
+
 
 def plot_live_loss(losses: Sequence[float], uniform: float) -> Figure:
     """The live run's training loss at every step, with the loss of a uniform guess."""
     fig, ax = plt.subplots(figsize=(6.4, 3.0))
-    ax.plot(np.arange(1, len(losses) + 1), losses, "o-", ms=3, label="training loss (this run)")
+    ax.plot(np.arange(1, len(losses) + 1), losses, "o-", ms=3, color=colour("training"),
+            label="training loss (this run)")
     ax.axhline(uniform, color="0.4", ls="--", lw=1, label="a uniform guess, ln V")
     ax.set_xlabel("step")
     ax.set_ylabel("label-smoothed loss")
@@ -30,10 +33,11 @@ def plot_bleu_against_tokens(records: Sequence[Mapping[str, Any]],
     """Validation BLEU at each check against the training tokens seen, one line per stored
     candidate, with the tokens read as hours on a CPU on a second x-axis."""
     fig, ax = plt.subplots(figsize=(6.4, 3.4), layout="constrained")
+    palette = colours(f"dropout {record['dropout']}" for record in records)
     for record in records:
-        curve = record["curve"]
+        curve, label = record["curve"], f"dropout {record['dropout']}"
         ax.plot([p["tokens"] / 1e6 for p in curve], [p["validation_bleu"] for p in curve],
-                "o-", ms=3, label=f"dropout {record['dropout']}")
+                "o-", ms=3, color=palette[label], label=label)
     ax.set_xlabel("training tokens (millions)")
     ax.set_ylabel("validation BLEU")
     ax.set_ylim(bottom=0)
@@ -49,7 +53,7 @@ def plot_writer_curve(curve: Sequence[Mapping[str, Any]], kept: int) -> Figure:
     fig, ax = plt.subplots(figsize=(6.4, 3.0))
     x = [p["tokens"] / 1e6 for p in curve]
     y = [p["validation_perplexity"] for p in curve]
-    ax.plot(x, y, "o-", ms=3, label="validation perplexity")
+    ax.plot(x, y, "o-", ms=3, color=colour("validation"), label="validation perplexity")
     ax.plot([x[kept]], [y[kept]], "o", ms=9, mfc="none", color="C3", label="the stored model")
     ax.set_xlabel("training tokens (millions)")
     ax.set_ylabel("perplexity")
@@ -63,7 +67,7 @@ def plot_cross_attention(reading: Reading, rows: slice, cols: slice) -> Figure:
     ``rows`` against source pieces ``cols``."""
     fig, ax = plt.subplots(figsize=(4.6, 3.6), layout="constrained")
     weights = reading.cross[rows, cols].numpy()
-    image = ax.imshow(weights, cmap="viridis", vmin=0, vmax=1, aspect="auto")
+    image = ax.imshow(weights, cmap=ATTENTION_CMAP, vmin=0, vmax=1, aspect="auto")
     ax.set_xticks(range(weights.shape[1]), reading.source_tokens[cols], rotation=90, fontsize=8)
     ax.set_yticks(range(weights.shape[0]), reading.output_tokens[rows], fontsize=8)
     ax.set_xlabel("Spanish piece attended to")
