@@ -183,11 +183,11 @@ def test_check_multi_head_attention_accepts_correct_and_rejects_wrong() -> None:
     def forgot_output_projection(x_q, x_kv, w_q, w_k, w_v, w_o, h, mask):
         return multi_head_attention_numpy(x_q, x_kv, w_q, w_k, w_v, np.eye(len(w_o)), h, mask)[0]
 
-    with pytest.raises(AssertionError, match=r"^case(?!\w)"):
+    with pytest.raises(AssertionError, match=r"\bcase\b"):
         check_multi_head_attention(forgot_output_projection)
     with pytest.raises(AssertionError, match=r"expected(?!\w)"):
         check_multi_head_attention(lambda x_q, *a: x_q[:, :1])
-    with pytest.raises(TypeError, match=r"^fn(?!\w)"):
+    with pytest.raises(TypeError, match=r"\bfn\b"):
         check_multi_head_attention(3)
 
 
@@ -257,13 +257,13 @@ AMBIGUOUS = r"a mask with fewer dimensions is ambiguous: \(B, T_k\) or \(T_q, T_
 def test_two_dimensional_mask_is_refused(need_weights: bool) -> None:
     module = MultiHeadAttention(8, 2)
     x, memory = torch.randn(2, 3, 8), torch.randn(2, 5, 8)
-    with pytest.raises(ValueError, match=r"^mask(?!\w)"):
+    with pytest.raises(ValueError, match=r"\bmask\b"):
         module(x, memory, memory, mask=torch.ones(3, 5, dtype=torch.bool),
                need_weights=need_weights)  # a (T_q, T_k) pattern: pass mask[None]
-    with pytest.raises(ValueError, match=r"^mask(?!\w)"):
+    with pytest.raises(ValueError, match=r"\bmask\b"):
         module(x, memory, memory, mask=torch.ones(2, 5, dtype=torch.bool),
                need_weights=need_weights)  # a (B, T_k) padding mask: pass mask[:, None]
-    with pytest.raises(ValueError, match=r"^mask(?!\w)"):
+    with pytest.raises(ValueError, match=r"\bmask\b"):
         module(x, x, x, mask=causal_mask(3), need_weights=need_weights)
 
 
@@ -274,7 +274,7 @@ def test_padding_mask_with_batch_equal_to_length_is_refused_not_misread() -> Non
     module = MultiHeadAttention(8, 2).double()
     x = torch.randn(3, 3, 8, dtype=torch.float64)
     padding = torch.tensor([[True, True, True], [True, True, False], [True, False, False]])
-    with pytest.raises(ValueError, match=r"^mask(?!\w)"):
+    with pytest.raises(ValueError, match=r"\bmask\b"):
         module(x, x, x, mask=padding)
     out, weights = module(x, x, x, mask=padding[:, None], need_weights=True)  # (B, 1, T_k)
     for b in range(3):  # sequence b's padded keys get no weight from any of its queries
@@ -287,13 +287,13 @@ def test_padding_mask_with_batch_equal_to_length_is_refused_not_misread() -> Non
 
 def test_load_weights_rejects_mismatches() -> None:
     ours = MultiHeadAttention(8, 2)
-    with pytest.raises(TypeError, match=r"^theirs(?!\w)"):
+    with pytest.raises(TypeError, match=r"\btheirs\b"):
         load_torch_mha_weights(ours, nn.Linear(8, 8))
-    with pytest.raises(TypeError, match=r"^ours(?!\w)"):
+    with pytest.raises(TypeError, match=r"\bours\b"):
         load_torch_mha_weights(nn.Linear(8, 8), nn.MultiheadAttention(8, 2))
     with pytest.raises(ValueError, match=r"num_heads(?!\w)"):
         load_torch_mha_weights(ours, nn.MultiheadAttention(8, 4))
     with pytest.raises(ValueError, match=r"bias(?!\w)"):
         load_torch_mha_weights(ours, nn.MultiheadAttention(8, 2, bias=False))
-    with pytest.raises(ValueError, match=r"^theirs(?!\w)"):
+    with pytest.raises(ValueError, match=r"\btheirs\b"):
         load_torch_mha_weights(ours, nn.MultiheadAttention(8, 2, kdim=4, vdim=4))

@@ -91,8 +91,8 @@ def test_glue_number_glues_a_plain_python_number(value: Any, expected: float,
 ])
 def test_glue_number_refuses_nan_and_infinity(value: Any,
                                                published: list[dict[str, Any]]) -> None:
-    with pytest.raises(ValueError, match=r"^value must be a finite number to be glued under "
-                                         r"'ch0-number'; got -?(nan|inf)$"):
+    # the message names the argument, the key and the value it got
+    with pytest.raises(ValueError, match=r"(?s)\bvalue\b.*'ch0-number'.*\b(nan|inf)\b"):
         glue_number("ch0-number", value)
     assert not published  # a page must never quote NaN or inf as a result
 

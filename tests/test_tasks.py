@@ -125,7 +125,7 @@ def test_refusals_where_a_wrong_value_would_not_fail():
     with pytest.raises(ValueError, match="name"):
         TaskConfig("shuffle")
     g = torch.Generator().manual_seed(0)
-    with pytest.raises(ValueError, match=r"^n\b"):
+    with pytest.raises(ValueError, match=r"\bn\b"):
         sample_task(TaskConfig(num_symbols=3, min_len=1, max_len=2), 13, g, unique=True)
     with pytest.raises(ValueError, match="vocab_size"):
         sequence_keys(torch.zeros(1, 40, dtype=torch.long), 10)

@@ -119,12 +119,12 @@ def test_mismatched_or_wrong_objects_are_rejected():
     with pytest.raises(ValueError, match=r"ReLU(?!\w)"):
         load_from_torch_transformer(
             Transformer(TransformerConfig(40, 40, final_norm=True, **SIZES)), gelu)
-    with pytest.raises(TypeError, match=r"^model(?!\w)"):
+    with pytest.raises(TypeError, match=r"\bmodel\b"):
         to_torch_transformer(nn.Linear(2, 2))
-    with pytest.raises(TypeError, match=r"^ref(?!\w)"):
+    with pytest.raises(TypeError, match=r"\bref\b"):
         load_from_torch_transformer(model, nn.Linear(2, 2))
-    with pytest.raises(TypeError, match=r"^src(?!\w)"):
+    with pytest.raises(TypeError, match=r"\bsrc\b"):
         torch_masks([[1]], torch.ones(1, 1), 0)
-    with pytest.raises(ValueError, match=r"^src(?!\w)"):
+    with pytest.raises(ValueError, match=r"\bsrc\b"):
         torch_reference_outputs(model, to_torch_transformer(model), torch.tensor([[40]]),
                                 torch.tensor([[1]]))

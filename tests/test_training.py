@@ -103,13 +103,13 @@ def test_loss_floor_is_reached_by_predicting_q():
 
 def test_loss_refuses_labels_it_cannot_score():
     logits = torch.randn(2, 3, 4)
-    with pytest.raises(ValueError, match=r"^labels\b"):
+    with pytest.raises(ValueError, match=r"\blabels\b"):
         label_smoothed_loss(logits, torch.zeros(2, 3, dtype=torch.long))  # a mean over nothing
-    with pytest.raises(ValueError, match=r"^labels\b"):
+    with pytest.raises(ValueError, match=r"\blabels\b"):
         label_smoothed_loss(logits, torch.full((2, 3), 3), pad_id=3)
     for bad in (4, -1, 7):
         labels = torch.tensor([[1, 2, 3], [bad, 0, 0]])
-        with pytest.raises(ValueError, match=r"^labels\b"):
+        with pytest.raises(ValueError, match=r"\blabels\b"):
             label_smoothed_loss(logits, labels)
     # padding may be any id, even one outside [0, V): it is never scored
     labels = torch.tensor([[1, 2, 3], [7, 7, 7]])
