@@ -51,16 +51,15 @@ def _mount(kind: str, data: dict[str, Any], fallback: str, *, live: bool = False
            ) -> ExplorerHTML:
     """A container for ``explorer.js`` (class ae-mount), or with ``live`` for ``sentences.js``
     (class ls-mount), with its data and its fallback."""
-    library, mount = (("sentences.js", "LiveSentences") if live else
-                      ("explorer.js", "AttentionExplorer"))
-    scripts = ["explorer.js", library] if live else [library]
+    scripts = ["explorer.js", "sentences.js"] if live else ["explorer.js"]
+    prefix, library = ("ls", "LiveSentences") if live else ("ae", "AttentionExplorer")
     return ExplorerHTML(
         f"<style>{_asset('explorer.css')}</style>\n"
         + "".join(f"<script data-repeat-safe>{_asset(s)}</script>\n" for s in scripts)
-        + f'<div class="{"ls" if live else "ae"}-mount" data-kind="{kind}">'
+        + f'<div class="{prefix}-mount" data-kind="{kind}">'
         f'<script type="application/json">{_script_json(data)}</script>'
         f"<noscript>{fallback}</noscript></div>\n"
-        f"<script data-repeat-safe>window.{mount}.mountAll();</script>")
+        f"<script data-repeat-safe>window.{library}.mountAll();</script>")
 
 
 def _rounded(weights: np.ndarray) -> list:
