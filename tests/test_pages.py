@@ -115,6 +115,13 @@ def test_reading_time_counts_figures_tables_and_code_shown_on_the_main_path() ->
         nodes.section("", nodes.title(text="Lab notes"), nodes.figure(),
                       nodes.literal_block(text="hidden\nlines"), ids=["ch9-lab-notes"]),
         ids=["page"])
+    from myst_nb.sphinx_ import HideCodeCellNode
+
+    # MyST-NB's fold for the HTML page: the cell's children move into it, its own parent unset
+    fold = HideCodeCellNode(prompt_show="Show", prompt_hide="Hide")
+    fold.append(nodes.literal_block(text="import torch\nimport numpy"))
+    doctree[0].append(nodes.container("", classes=["cell"]))
+    doctree[0][-1].children = [fold]
     path = main_path(doctree)
     assert (path.exhibits, path.code_lines) == (2, 3)
     assert MainPath(20 * WORDS_PER_MINUTE, 0, 0).minutes == 20

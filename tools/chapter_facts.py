@@ -43,12 +43,14 @@ _SKIPPED = (nodes.literal_block, nodes.math, nodes.math_block, nodes.raw, nodes.
 
 
 def _off_the_main_path(node: nodes.Node) -> bool:
-    """In the lab notes, a solution, a cell's output or a folded cell."""
+    """In the lab notes, a solution, a cell's output or a folded cell. (MyST-NB folds a cell
+    into a ``HideCodeCellNode`` whose parent it does not set: the walk up stops there.)"""
     while node is not None:
         if isinstance(node, nodes.section) and any(i.endswith(LAB_NOTES) for i in node["ids"]):
             return True
         if isinstance(node, nodes.Element) and (
-                type(node).__name__.startswith("solution")
+                type(node).__name__ == "HideCodeCellNode"
+                or type(node).__name__.startswith("solution")
                 or {"cell_output", "tag_hide-input", "tag_hide-cell"} & set(node["classes"])):
             return True
         node = node.parent
