@@ -247,6 +247,17 @@
       return {layers, position: 0, sourceLength: memory.rows};
     }
 
+    /** Masked self-attention for one new position z: its key and value are appended to the
+     *  cached ones of the positions before it (which is the causal mask), then its query attends
+     *  to them all. Returns the output (d_model,) and each head's weights. */
+    attendCached(prefix, z, cache) {
+      cache.keys.push(this.lin(prefix + ".w_k", z));
+      cache.values.push(this.lin(prefix + ".w_v", z));
+      const a = attendRow(this.lin(prefix + ".w_q", z), cache.keys, cache.values,
+                          cache.keys.length, this.c.num_heads, this.scale());
+      return {out: this.lin(prefix + ".w_o", a.out), weights: a.weights};
+    }
+
     /** Feed the next target token; returns the logits (V,) for the token after it. */
     step(state, token) {
       const c = this.c;
@@ -254,12 +265,9 @@
       state.layers.forEach((cache, l) => {
         const p = "decoder." + l;
         y = this.residual(p + ".sublayers.0", y, z => {
-          cache.keys.push(this.lin(p + ".self_attn.w_k", z));
-          cache.values.push(this.lin(p + ".self_attn.w_v", z));
-          const a = attendRow(this.lin(p + ".self_attn.w_q", z), cache.keys, cache.values,
-                              cache.keys.length, c.num_heads, this.scale());
+          const a = this.attendCached(p + ".self_attn", z, cache);
           cache.selfRows.push(a.weights);
-          return this.lin(p + ".self_attn.w_o", a.out);
+          return a.out;
         });
         y = this.residual(p + ".sublayers.1", y, z => {
           const a = attendRow(this.lin(p + ".cross_attn.w_q", z), cache.crossKeys,

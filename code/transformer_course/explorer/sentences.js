@@ -134,13 +134,8 @@
       let y = this.embedRow("embed", token, state.position);
       state.layers.forEach((cache, l) => {
         const p = "layers." + l;
-        y = this.residual(p + ".sublayers.0", y, z => {
-          cache.keys.push(this.lin(p + ".self_attn.w_k", z));
-          cache.values.push(this.lin(p + ".self_attn.w_v", z));
-          const a = AE.attendRow(this.lin(p + ".self_attn.w_q", z), cache.keys, cache.values,
-                                 cache.keys.length, this.c.num_heads, this.scale());
-          return this.lin(p + ".self_attn.w_o", a.out);
-        });
+        y = this.residual(p + ".sublayers.0", y,
+                          z => this.attendCached(p + ".self_attn", z, cache).out);
         y = this.residual(p + ".sublayers.1", y, z => this.feedForward(p + ".feed_forward", z));
       });
       state.position += 1;
@@ -261,23 +256,37 @@
     root.appendChild(note);
   }
 
-  // ------------------------------------------------------------------------ the translator
-  /** spec: {base, bytes, config, maxExtra, examples: [{label, spanish, english}], checks}. */
-  function mountTranslator(root, spec) {
-    root.classList.add("ls-translator");
-    loadGate(root, "translator", spec.bytes, async started => {
-      const [bpe, weights] = await assets(spec, ["bpe", "translator"]);
+  // ------------------------------------------------------------------------ the two widgets
+  /** What each widget loads and builds: its model's file and class, the language its input
+   *  words are checked against, its widget, and the timing it records after the first run. */
+  const KINDS = {
+    translator: {file: "translator", Model: AE.Transformer, language: "spanish",
+                 widget: translatorWidget, timing: "firstTranslationMs"},
+    writer: {file: "writer", Model: DecoderOnly, language: "english",
+             widget: writerWidget, timing: "firstSampleMs"},
+  };
+
+  /** Mount a widget of `kind` ("translator" or "writer") in `root`: a button that loads the
+   *  tokenizer and the stored model, then the widget, run once on its first example. spec: as
+   *  translatorWidget or writerWidget reads it, plus {base, bytes, config}. */
+  function mountModel(root, kind, spec) {
+    const k = KINDS[kind];
+    root.classList.add("ls-" + kind);
+    loadGate(root, kind, spec.bytes, async started => {
+      const [bpe, weights] = await assets(spec, ["bpe", k.file]);
       const tokenizer = new BPE(bpe);
-      const seen = new Set(bpe.seen.spanish.split("\n"));
-      const model = new AE.Transformer({config: spec.config}, loadStored(weights));
+      const seen = new Set(bpe.seen[k.language].split("\n"));
+      const model = new k.Model({config: spec.config}, loadStored(weights));
       root.dataset.loadMs = (performance.now() - started).toFixed(1);
-      const widget = translatorWidget(root, spec, tokenizer, model, seen);
+      const widget = k.widget(root, spec, tokenizer, model, seen);
       widget.run();
-      root.dataset.firstTranslationMs = (performance.now() - started).toFixed(1);
+      root.dataset[k.timing] = (performance.now() - started).toFixed(1);
       root.widget = widget;
     });
   }
 
+  // ------------------------------------------------------------------------ the translator
+  /** spec: {maxExtra, examples: [{label, spanish, english}], checks} (and mountModel's). */
   function translatorWidget(root, spec, tokenizer, model, seen) {
     const c = spec.config;
     const input = AE.element("input", {type: "text", size: "60",
@@ -338,22 +347,7 @@
   }
 
   // ---------------------------------------------------------------------------- the writer
-  /** spec: {base, bytes, config, maxNew, prompt, settings: [[temperature, topK]], checks}. */
-  function mountWriter(root, spec) {
-    root.classList.add("ls-writer");
-    loadGate(root, "writer", spec.bytes, async started => {
-      const [bpe, weights] = await assets(spec, ["bpe", "writer"]);
-      const tokenizer = new BPE(bpe);
-      const seen = new Set(bpe.seen.english.split("\n"));
-      const model = new DecoderOnly({config: spec.config}, loadStored(weights));
-      root.dataset.loadMs = (performance.now() - started).toFixed(1);
-      const widget = writerWidget(root, spec, tokenizer, model, seen);
-      widget.run();
-      root.dataset.firstSampleMs = (performance.now() - started).toFixed(1);
-      root.widget = widget;
-    });
-  }
-
+  /** spec: {maxNew, prompt, temperatures, topKs, checks} (and mountModel's). */
   function writerWidget(root, spec, tokenizer, model, seen) {
     const c = spec.config;
     let seed = 0;
@@ -437,12 +431,12 @@
       const target = AE.element("div");
       root.appendChild(target);
       root.dataset.mounted = "true";
-      (root.dataset.kind === "writer" ? mountWriter : mountTranslator)(target, data);
+      mountModel(target, root.dataset.kind, data);
     });
   }
 
   window.LiveSentences = {
     BPE, loadStored, DecoderOnly, nextTokenProbabilities, uniforms, draw, unseen, honesty,
-    mountTranslator, mountWriter, mountAll,
+    mountModel, mountAll,
   };
 })();

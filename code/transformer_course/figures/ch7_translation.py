@@ -82,6 +82,17 @@ def _seed_dots(ax, positions: Sequence[float], values: Sequence[Sequence[float]]
         ax.plot(seeds, [y] * len(seeds), "o", color="0.15", ms=3, zorder=3)
 
 
+def _finish_bars(ax, names: Sequence[str], xlabel: str, legend_columns: int) -> None:
+    """One row per name, top to bottom, on a 0-100 % axis, with the legend above the bars."""
+    ax.set_yticks(np.arange(len(names)), names)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 101)
+    ax.set_xlabel(xlabel)
+    ax.grid(False, axis="y")
+    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=legend_columns, fontsize=8,
+              frameon=False)
+
+
 def plot_table3_variants(short: Mapping[str, Sequence[float]],
                          full: Mapping[str, Sequence[float]] | None = None,
                          baseline: str = "baseline",
@@ -111,12 +122,7 @@ def plot_table3_variants(short: Mapping[str, Sequence[float]],
     if baseline in short:
         ax.axvline(float(np.median(short[baseline])), color="0.4", ls="--", lw=1,
                    label=f"{baseline}, {budgets[0]}")
-    ax.set_yticks(y, names)
-    ax.invert_yaxis()
-    ax.set_xlim(0, 101)
-    ax.set_xlabel("validation exact match (%), greedy decoding")
-    ax.grid(False, axis="y")
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=3, fontsize=8, frameon=False)
+    _finish_bars(ax, names, "validation exact match (%), greedy decoding", legend_columns=3)
     return fig
 
 
@@ -140,10 +146,5 @@ def plot_training_range(greedy: Mapping[str, Sequence[float]],
         ax.barh(at, [float(np.median(values[n])) for n in names], height=height,
                 color=colour(method), label=method)
         _seed_dots(ax, at, [values[n] for n in names])
-    ax.set_yticks(y, names)
-    ax.invert_yaxis()
-    ax.set_xlim(0, 101)
-    ax.set_xlabel("test exact match above the bound (%)")
-    ax.grid(False, axis="y")
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=2, fontsize=8, frameon=False)
+    _finish_bars(ax, names, "test exact match above the bound (%)", legend_columns=2)
     return fig
