@@ -7,15 +7,10 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
-# jsonschema (under nbformat and jupytext) imports rfc3987-syntax when it is installed, for "iri"
-# formats that no test checks; the import compiles 38 Lark grammars, about 2.4 s of every pytest
-# worker's start. Skipped as tools/build_book.py skips it in the build (SKIPPED_IMPORTS there).
-sys.modules.setdefault("rfc3987_syntax", None)
-
-import pytest  # noqa: E402
-import torch  # noqa: E402
-from site_utils import require_site  # noqa: E402
-from xdist_groups import pytest_xdist_make_scheduler  # noqa: E402,F401 (the xdist hook)
+import pytest
+import torch
+from site_utils import require_site
+from xdist_groups import pytest_xdist_make_scheduler  # noqa: F401 (the xdist hook)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

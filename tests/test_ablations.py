@@ -18,6 +18,7 @@ from transformer_course.experiments.ch6_training.ablations import (
     ablation_row,
     ablation_summary,
     best_rates,
+    chosen_rates,
     fair_summary,
     order_free_accuracy,
     run_ablations,
@@ -206,31 +207,65 @@ def _sweep(rows: list[tuple[str, float, int, float, float]]) -> pd.DataFrame:
         peak_lr=lambda d: 0.02 * d["lr_factor"])
 
 
-def test_best_rate_is_fewest_median_steps_then_accuracy_then_nearest_one():
+def test_best_rate_is_fewest_median_steps_then_nearest_one():
     nan = float("nan")
     sweep = _sweep([
         # "a": x0.5 has the fewest median steps (one seed never got there: counts as inf)
         ("a", 0.5, 0, 90, 1.0), ("a", 0.5, 1, 100, 1.0), ("a", 0.5, 2, nan, 0.9),
         ("a", 1.0, 0, 110, 1.0), ("a", 1.0, 1, 120, 1.0), ("a", 1.0, 2, 110, 1.0),
-        # "b": never there at either rate; x2 is more accurate
+        # "b": never there at either rate; x2 is more accurate, but x1 is nearer 1
         ("b", 1.0, 0, nan, 0.1), ("b", 1.0, 1, nan, 0.2), ("b", 1.0, 2, nan, 0.1),
         ("b", 2.0, 0, nan, 0.3), ("b", 2.0, 1, nan, 0.3), ("b", 2.0, 2, nan, 0.1),
-        # "c": a full tie; the factor nearer 1 wins
-        ("c", 0.25, 0, 100, 1.0), ("c", 0.5, 0, 100, 1.0),
+        # "c": a tie in steps; x0.5 is nearer 1, though x1/4 is more accurate
+        ("c", 0.25, 0, 100, 1.0), ("c", 0.5, 0, 100, 0.9),
         # "d": best inside the factors tried
-        ("d", 0.5, 0, 130, 1.0), ("d", 1.0, 0, 120, 1.0), ("d", 2.0, 0, nan, 0.5)])
+        ("d", 0.5, 0, 130, 1.0), ("d", 1.0, 0, 120, 1.0), ("d", 2.0, 0, nan, 0.5),
+        # "e": x1/2 and x2 tie and are as near 1: the lower wins
+        ("e", 0.5, 0, 100, 0.5), ("e", 2.0, 0, 100, 1.0)])
     best = best_rates(sweep)
-    assert best.groupby("variant", sort=False)["lr_factor"].first().to_dict() == {
-        "a": 0.5, "b": 2.0, "c": 0.5, "d": 1.0}
+    chosen = {"a": 0.5, "b": 1.0, "c": 0.5, "d": 1.0, "e": 0.5}
+    assert best.groupby("variant", sort=False)["lr_factor"].first().to_dict() == chosen
     assert best[best["variant"] == "a"]["seed"].tolist() == [0, 1, 2]
     assert best["factors_tried"].iloc[0] == (0.5, 1.0)
-    table = fair_summary(sweep, budget=150)
-    assert table["variant"].tolist() == ["a", "b", "c", "d"]
-    assert table["best rate"].tolist() == ["× 1/2, edge", "× 2, edge", "× 1/2, edge", "× 1"]
-    assert table["steps to 100%"].tolist() == ["100 (90 to > 150)", "> 150", "100", "120"]
-    assert table["test sequences right (%)"].tolist() == ["100.0 (90.0–100.0)",
-                                                          "30.0 (10.0–30.0)", "100.0", "100.0"]
+    # the test scores play no part: any other accuracies, the same choice
+    for accuracy in (0.0, sweep["sequence_accuracy"][::-1].to_numpy()):
+        again = best_rates(sweep.assign(sequence_accuracy=accuracy))
+        assert again.groupby("variant", sort=False)["lr_factor"].first().to_dict() == chosen
+    table = fair_summary(best, budget=150)
+    assert table["variant"].tolist() == ["a", "b", "c", "d", "e"]
+    assert table["best rate"].tolist() == ["× 1/2, edge", "× 1, edge", "× 1/2, edge", "× 1",
+                                           "× 1/2, edge"]
+    assert table["steps to 100%"].tolist() == ["100 (90 to > 150)", "> 150", "100", "120",
+                                               "100"]
+    assert table["test sequences right (%)"].tolist() == [
+        "100.0 (90.0–100.0)", "10.0 (10.0–20.0)", "90.0", "100.0", "50.0"]
     grid = sweep_table(sweep, budget=150)
     assert list(grid.columns) == ["variant", "× 1/4", "× 1/2", "× 1", "× 2"]
     assert grid.values.tolist() == [["a", "", "100", "110", ""], ["b", "", "", "> 150", "> 150"],
-                                    ["c", "100", "100", "", ""], ["d", "", "130", "120", "> 150"]]
+                                    ["c", "100", "100", "", ""], ["d", "", "130", "120", "> 150"],
+                                    ["e", "", "100", "", "100"]]
+
+
+def test_chosen_rates_choose_on_the_selection_seeds_and_report_the_others():
+    nan = float("nan")
+    # on the selection seeds (3, 4, 5) x1/2 wins; on the reported seeds (0, 1, 2) x1 would
+    selection = _sweep([("v", f, s, steps, 1.0)
+                        for f, steps in ((0.5, 100), (1.0, 120), (2.0, nan))
+                        for s in (3, 4, 5)])
+    report = _sweep([("v", f, s, steps, acc)
+                     for f, steps, acc in ((0.5, 130, 0.9), (1.0, 90, 1.0), (2.0, nan, 0.1))
+                     for s in (0, 1, 2)])
+    assert best_rates(report)["lr_factor"].iloc[0] == 1.0
+    best = chosen_rates(selection, report)
+    assert best["lr_factor"].tolist() == [0.5] * 3
+    assert best["seed"].tolist() == [0, 1, 2]  # the reported seeds' runs, not the selection's
+    assert best["first_step_at_target"].tolist() == [130] * 3
+    assert best["factors_tried"].tolist() == [(0.5, 1.0, 2.0)] * 3
+    table = fair_summary(best, budget=150)
+    assert table[["best rate", "steps to 100%", "test sequences right (%)"]].values.tolist() == [
+        ["× 1/2, edge", "130", "90.0"]]
+    # the reported seeds' test scores do not move the choice either
+    again = chosen_rates(selection, report.assign(sequence_accuracy=1.0 - report["lr_factor"]))
+    assert again["lr_factor"].tolist() == [0.5] * 3
+    with pytest.raises(ValueError, match="chosen factor 0.5"):
+        chosen_rates(selection, report[report["lr_factor"] != 0.5])

@@ -272,26 +272,3 @@ def test_parallel_execution_fills_the_cache_and_an_edit_re_executes_one_chapter(
     fourth = _make_book(book, *inputs)
     assert sorted(executions.read_text().split()) == ["a", "b"], fourth[-3000:]
     assert fourth.count("_config.yml's execute settings changed") == 2
-
-
-def test_workers_store_executions_in_the_cache_one_at_a_time(monkeypatch) -> None:
-    """serialise_caching wraps jupyter-cache's store step in the shared lock: while the lock is
-    held elsewhere, a store waits; released, it goes through (with its arguments)."""
-    import threading
-
-    from jupyter_cache.cache.main import JupyterCacheBase
-
-    stored = []
-    monkeypatch.setattr(JupyterCacheBase, "cache_notebook_bundle",
-                        lambda self, bundle, **kwargs: stored.append((bundle, kwargs)) or "record")
-    lock = threading.Lock()
-    build_book.serialise_caching(lock)
-    results = []
-    store = threading.Thread(target=lambda: results.append(
-        JupyterCacheBase.cache_notebook_bundle(None, "bundle", overwrite=True)))
-    with lock:
-        store.start()
-        store.join(timeout=0.3)
-        assert store.is_alive() and stored == [], "stored while another worker held the lock"
-    store.join(timeout=10)
-    assert stored == [("bundle", {"overwrite": True})] and results == ["record"]

@@ -32,7 +32,7 @@ def test_core_all_lists_every_public_name_of_the_core_modules() -> None:
 
     missing = []
     for module_name in ("attention", "masks", "multihead", "positional", "model", "batching",
-                        "schedule", "loss", "training", "decoding"):
+                        "schedule", "loss", "training", "decoding", "kv_cache"):
         module = getattr(core, module_name)
         for name, value in vars(module).items():
             if (not name.startswith("_") and (inspect.isfunction(value) or inspect.isclass(value))

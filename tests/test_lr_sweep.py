@@ -3,6 +3,7 @@
 from dataclasses import replace
 
 import pandas as pd
+import pytest
 
 from transformer_course.experiments.ch2_scaled_dot_product_attention import lr_sweep
 from transformer_course.experiments.ch2_scaled_dot_product_attention.score_functions import (
@@ -23,17 +24,55 @@ def test_a_cell_rerun_equals_its_rows_in_the_sweep():
     assert cell.equals(rows.reset_index(drop=True))
 
 
-def test_best_of_sweep_takes_each_functions_own_best_median():
-    rows = [{"d_k": 8, "score": score, "lr": lr, "seed": seed, "accuracy": acc, "loss": 1.0}
-            for score, accs in (("a", {1e-2: (0.2, 0.4, 0.9), 1e-1: (0.5, 0.6, 0.6)}),
-                                ("b", {1e-2: (0.99, 0.995, 1.0), 1e-1: (0.1, 0.1, 0.1)}))
-            for lr, values in accs.items() for seed, acc in enumerate(values)]
-    best = lr_sweep.best_of_sweep(pd.DataFrame(rows)).set_index("score")
-    assert best.loc["a", "best_lr"] == 1e-1 and best.loc["a", "median"] == 0.6
-    assert (best.loc["a", "worst"], best.loc["a", "best"]) == (0.5, 0.6)
-    assert best.loc["a", "median_at_1e-2"] == 0.4
-    assert best.loc["b", "best_lr"] == 1e-2 and best.loc["b", "median"] == 0.995
-    assert (best.loc["a", "rates_at_99"], best.loc["b", "rates_at_99"]) == (0, 1)
+def _two_halves(cells):
+    """Rows of a sweep at d_k = 8 from {score: {lr: (reported accs, selection accs,
+    reported loss, selection loss)}}: seeds 0-3 and 4-7, four accuracies each."""
+    return pd.DataFrame([
+        {"d_k": 8, "score": score, "lr": lr, "seed": seed, "accuracy": acc, "loss": loss}
+        for score, by_lr in cells.items() for lr, (rep, sel, rep_loss, sel_loss) in by_lr.items()
+        for seeds, accs, loss in ((range(4), rep, rep_loss), (range(4, 8), sel, sel_loss))
+        for seed, acc in zip(seeds, accs, strict=True)])
+
+
+# "a": 1e-2 wins on seeds 0-3 (and over all 8), 1e-1 on seeds 4-7. "b": both rates solve seeds
+# 4-7, 1e-1 with the lower loss there, while seeds 0-3 (and all 8) favour 1e-2.
+HALVES = _two_halves({
+    "a": {1e-2: ((1.0, 1.0, 1.0, 1.0), (0.6, 0.6, 0.6, 0.6), 1.0, 1.0),
+          1e-1: ((0.5, 0.6, 0.6, 0.7), (0.75, 0.75, 0.75, 0.75), 1.0, 1.0)},
+    "b": {1e-2: ((0.99, 0.995, 1.0, 1.0), (1.0, 1.0, 1.0, 1.0), 0.1, 0.5),
+          1e-1: ((0.1, 0.1, 0.2, 0.2), (1.0, 1.0, 1.0, 1.0), 0.9, 0.2)}})
+
+
+def test_the_seed_sets_split_the_sweeps_seeds():
+    selection, reported = set(lr_sweep.SELECTION_SEEDS), set(lr_sweep.REPORTED_SEEDS)
+    assert not selection & reported
+    assert selection | reported == set(range(lr_sweep.SWEEP.num_seeds))
+
+
+def test_best_of_sweep_chooses_the_rate_on_the_selection_seeds_only():
+    best = lr_sweep.best_of_sweep(HALVES).set_index("score")
+    assert best.loc["a", "best_lr"] == 1e-1  # not 1e-2, which wins on the reported seeds
+    assert best.loc["b", "best_lr"] == 1e-1  # tie on accuracy: the selection seeds' loss
+
+
+def test_best_of_sweep_reports_only_the_reported_seeds():
+    best = lr_sweep.best_of_sweep(HALVES).set_index("score")
+    assert best.loc["a", "median"] == 0.6  # seeds 0-3 at 1e-1; seeds 4-7 there have 0.75
+    assert (best.loc["a", "worst"], best.loc["a", "best"]) == (0.5, 0.7)
+    assert best.loc["a", "median_at_1e-2"] == 1.0
+    assert best.loc["b", "median"] == pytest.approx(0.15)
+    assert best.loc["b", "median_at_1e-2"] == pytest.approx(0.9975)
+    # rates with a median of 99 % over the reported seeds ("b": only 1e-2; over seeds 4-7: both)
+    assert (best.loc["a", "rates_at_99"], best.loc["b", "rates_at_99"]) == (1, 1)
+
+
+def test_best_of_sweep_takes_the_seed_sets_it_is_given():
+    best = lr_sweep.best_of_sweep(HALVES, selection_seeds=(0, 1, 2, 3),
+                                  reported_seeds=(4, 5, 6, 7)).set_index("score")
+    assert best.loc["a", "best_lr"] == 1e-2 and best.loc["a", "median"] == 0.6
+    assert best.loc["b", "best_lr"] == 1e-2 and best.loc["b", "rates_at_99"] == 2
+    with pytest.raises(ValueError, match="no rows"):
+        lr_sweep.best_of_sweep(HALVES, selection_seeds=(9,))
 
 
 def test_reparametrised_unscaled_model_follows_the_scaled_one():

@@ -11,13 +11,13 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from transformer_course.core.kv_cache import DecoderCache, decode_with_cache
 from transformer_course.core.masks import (
     causal_mask,
     decoder_self_attention_mask,
     padding_mask_from_tokens,
 )
 from transformer_course.core.model import (
-    DecoderCache,
     DecoderLayer,
     EncoderLayer,
     Residual,
@@ -184,7 +184,8 @@ def test_decoding_through_a_cache_gives_the_logits_of_the_whole_prefix(norm_firs
     memory = model.encode(src, src_mask)
     full = model.project(model.decode(tgt, memory, src_mask, tgt_mask))  # (B, T, V)
     cache = DecoderCache()
-    steps = [model.project(model.decode(tgt[:, :t], memory, src_mask, tgt_mask[:, :t, :t], cache))
+    steps = [model.project(decode_with_cache(model, tgt[:, :t], memory, src_mask,
+                                            tgt_mask[:, :t, :t], cache))
              for t in (3, 4, 5, 6, 7, 8)]
     assert [s.shape[1] for s in steps] == [3, 1, 1, 1, 1, 1] and cache.length == 8
     torch.testing.assert_close(torch.cat(steps, dim=1), full, rtol=0, atol=1e-12)

@@ -33,21 +33,54 @@ def test_warm_up_changes_the_first_steps(tiny_rows) -> None:
     assert tiny_rows[POST_COLD.name]["prefix_loss"] != tiny_rows[POST_WARM.name]["prefix_loss"]
 
 
-def test_the_summary_has_a_row_per_variant_and_a_column_per_rate() -> None:
-    rows = [{"variant": v.name, "peak_lr": lr, "seed": s, "accuracy": 10.0 * s + lr * 1000}
-            for v in nw.VARIANTS for lr in (1e-3, 2e-3) for s in (0, 1, 2)]
-    table = nw.summary(pd.DataFrame(rows))
-    assert list(table.index) == [v.name for v in nw.VARIANTS]
-    assert list(table.columns) == ["peak 0.001", "peak 0.002"]
-    assert table.iloc[0, 1] == "12.0 (worst 2.0)"  # median of 2, 12, 22; worst 2
+def _rows(role: str, cells: dict[tuple[str, float], list[float]],
+          loss: float = 1.0) -> list[dict]:
+    return [{"role": role, "variant": v, "peak_lr": lr, "seed": s, "accuracy": a,
+             "final_loss": loss} for (v, lr), accuracies in cells.items()
+            for s, a in enumerate(accuracies)]
 
 
-def test_the_stored_sweep_holds_every_variant_rate_and_seed() -> None:
+def test_the_best_rate_is_chosen_on_the_selection_rows_alone() -> None:
+    pre, post = nw.VARIANTS[0].name, nw.VARIANTS[2].name
+    table = pd.DataFrame(
+        _rows("selection", {(pre, 1e-3): [10, 50, 60], (pre, 2e-3): [40, 45, 90],
+                            (post, 1e-3): [5, 6, 7], (post, 2e-3): [1, 2, 3]})
+        + _rows("report", {(pre, 1e-3): [99, 99, 99], (post, 2e-3): [99, 99, 99]}))
+    assert nw.best_rates(table) == {pre: 1e-3, post: 1e-3}  # medians 50 > 45, 6 > 2
+
+
+def test_a_tie_in_accuracy_goes_to_the_lower_loss() -> None:
+    pre = nw.VARIANTS[0].name
+    table = pd.DataFrame(_rows("selection", {(pre, 1e-3): [100, 100, 100]}, loss=0.6)
+                         + _rows("selection", {(pre, 2e-3): [100, 100, 100]}, loss=0.5))
+    assert nw.best_rates(table) == {pre: 2e-3}
+
+
+def test_the_summary_marks_the_chosen_rate_and_gives_the_reported_seeds() -> None:
+    names = [v.name for v in nw.VARIANTS]
+    table = pd.DataFrame(
+        _rows("selection", {(v, lr): [lr * 1e4 + i, 0, 100] for i, v in enumerate(names)
+                            for lr in (1e-3, 2e-3)})
+        + _rows("report", {(v, 2e-3): [2.0, 12.0, 22.0] for v in names}))
+    summary = nw.summary(table)
+    assert list(summary.index) == names
+    assert list(summary.columns) == ["0.001", "0.002", "seeds 0–2"]
+    assert summary.loc[names[1], "0.001"] == "11.0"  # median of 11, 0, 100
+    assert (summary["0.002"] == [f"**{20 + i}.0**" for i in range(len(names))]).all()  # chosen
+    assert (summary.iloc[:, -1] == "12.0 (2.0)").all()
+
+
+def test_the_stored_sweep_holds_the_grid_and_the_reported_seeds_at_the_chosen_rates() -> None:
     table = nw.stored()
     assert tuple(table.columns) == nw.COLUMNS
-    cells = set(zip(table["variant"], table["peak_lr"], table["seed"], strict=True))
-    assert cells == {(v.name, lr, s) for v in nw.VARIANTS for lr in nw.PEAK_LRS
-                     for s in nw.SEEDS}
+    cells = set(zip(table["role"], table["variant"], table["peak_lr"], table["seed"],
+                    strict=True))
+    chosen = nw.best_rates(table)
+    assert cells == ({("selection", v.name, lr, s) for v in nw.VARIANTS for lr in nw.PEAK_LRS
+                      for s in nw.SELECTION_SEEDS}
+                     | {("report", v.name, chosen[v.name], s) for v in nw.VARIANTS
+                        for s in nw.SEEDS})
+    assert not set(nw.SEEDS) & set(nw.SELECTION_SEEDS)
 
 
 def test_replay_refuses_a_study_whose_warm_up_ends_before_the_replayed_steps() -> None:

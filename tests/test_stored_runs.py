@@ -1,26 +1,40 @@
 """Tests for chapter 6's stored runs (experiments/ch6_training/stored_runs.py): the stored data is
 what the module says it stores (chapter 6 replays one run of each and compares what it quotes),
-and the rule that extends a sweep past its ends."""
+the rule that extends a sweep past its ends, and the sweep's design: rates chosen on the
+selection seeds, the reported seeds run at them."""
 
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 import pytest
 
-from transformer_course.experiments.ch6_training import recipes
-from transformer_course.experiments.ch6_training.ablations import LR_FACTORS, best_rates
+from transformer_course.experiments.ch6_training import recipes, stored_runs
+from transformer_course.experiments.ch6_training.ablations import (
+    LR_FACTORS,
+    best_rates,
+    chosen_rates,
+)
 from transformer_course.experiments.ch6_training.stored_runs import (
     BUDGET,
     COLUMNS,
     SEEDS,
+    SELECTION_SEEDS,
     SWEPT,
     WARMUP_SETTINGS,
     edge_factor,
+    selected_sweep,
     stored_ablation_sweep,
     stored_uniform_lengths,
     stored_warmup_runs,
     warmup_runs,
+    with_chosen_factors,
 )
+
+SWEEP_COLUMNS = ["variant", "lr_factor", "peak_lr", "seed", "sequence_accuracy",
+                 "token_accuracy", "cross_entropy", "first_step_at_target", "steps",
+                 "right_length", "same_symbols"]  # ablations.run_lr_sweep's
 
 
 def _check_runs(stored: pd.DataFrame) -> None:
@@ -39,24 +53,80 @@ def test_stored_uniform_lengths_hold_one_run_per_seed_within_the_budget():
     _check_runs(stored)
 
 
-def test_stored_sweep_holds_every_variant_factor_and_seed():
-    sweep = stored_ablation_sweep()
-    assert list(sweep["variant"].unique()) == [v.name for v in SWEPT]
-    for _, runs in sweep.groupby("variant", sort=False):
-        assert set(LR_FACTORS) <= set(runs["lr_factor"])  # extensions only add factors
-        for _, at_rate in runs.groupby("lr_factor"):
-            assert tuple(at_rate["seed"]) == SEEDS
-            assert at_rate["peak_lr"].nunique() == 1
-        # the peak is proportional to the factor
-        ratio = runs["peak_lr"] / runs["lr_factor"]
-        assert ratio.max() == pytest.approx(ratio.min(), rel=1e-4)
-        assert edge_factor(runs) is None  # the stored sweep needs no further factor
-    _check_runs(sweep)
-    stopped = sweep["first_step_at_target"].notna()
-    assert (sweep["steps"][stopped] == sweep["first_step_at_target"][stopped]).all()
-    assert (sweep["steps"][~stopped] == BUDGET).all()
-    assert (sweep["same_symbols"] <= sweep["right_length"]).all()
-    assert (sweep["sequence_accuracy"] <= sweep["same_symbols"] + 1e-9).all()
+def test_stored_sweep_holds_the_selection_grid_and_the_reported_seeds_at_each_choice():
+    stored = stored_ablation_sweep()
+    assert list(stored.columns) == ["role", *SWEEP_COLUMNS]
+    assert list(stored["role"].unique()) == ["selection", "report"]
+    selection = stored[stored["role"] == "selection"]
+    report = stored[stored["role"] == "report"]
+    names = [v.name for v in SWEPT]
+    assert list(selection["variant"].unique()) == list(report["variant"].unique()) == names
+    chosen = best_rates(selection).groupby("variant")["lr_factor"].first()
+    for role, seeds in (("selection", SELECTION_SEEDS), ("report", SEEDS)):
+        for name, runs in stored[stored["role"] == role].groupby("variant", sort=False):
+            factors = set(runs["lr_factor"])
+            assert set(LR_FACTORS) <= factors  # every factor of the grid
+            if role == "selection":
+                assert edge_factor(runs) is None  # the stored sweep needs no further factor
+            else:  # the grid, and the factor chosen on the selection seeds
+                assert chosen[name] in factors <= set(LR_FACTORS) | {chosen[name]}
+            for _, at_rate in runs.groupby("lr_factor"):
+                assert tuple(at_rate["seed"]) == seeds
+                assert at_rate["peak_lr"].nunique() == 1
+            # the peak is proportional to the factor
+            ratio = runs["peak_lr"] / runs["lr_factor"]
+            assert ratio.max() == pytest.approx(ratio.min(), rel=1e-4)
+    best = chosen_rates(selection, report)  # what chapter 6 reports
+    assert list(best["variant"].unique()) == names
+    assert (best["lr_factor"] == best["variant"].map(chosen)).all()
+    assert (best.groupby("variant")["seed"].apply(tuple) == SEEDS).all()
+    _check_runs(stored)
+    stopped = stored["first_step_at_target"].notna()
+    assert (stored["steps"][stopped] == stored["first_step_at_target"][stopped]).all()
+    assert (stored["steps"][~stopped] == BUDGET).all()
+    assert (stored["same_symbols"] <= stored["right_length"]).all()
+    assert (stored["sequence_accuracy"] <= stored["same_symbols"] + 1e-9).all()
+
+
+def test_selected_sweep_chooses_on_the_selection_seeds_and_trains_the_reported_there(
+        monkeypatch):
+    # stand-in runs: steps grow with the distance (in factors of 2) from a variant's fastest
+    # factor, which differs between the selection seeds and the reported ones
+    fastest = {SWEPT[0].name: {"selection": 0.5, "report": 1.0},  # the report's would be x1
+               SWEPT[1].name: {"selection": 0.125, "report": 0.25}}  # below the grid
+    calls = []
+
+    def runs(variants, factors=LR_FACTORS, seeds=SEEDS):
+        calls.append(([v.name for v in variants], tuple(factors), tuple(seeds)))
+        return pd.DataFrame([
+            {"variant": v.name, "lr_factor": float(f), "peak_lr": 0.01 * f, "seed": s,
+             "first_step_at_target": 100 + 10 * abs(math.log2(f / fastest[v.name][
+                 "selection" if s in SELECTION_SEEDS else "report"])),
+             "sequence_accuracy": 1.0}
+            for v in variants for f in factors for s in seeds])
+
+    monkeypatch.setattr(stored_runs, "ablation_sweep", runs)
+    table = selected_sweep(SWEPT[:2])
+    selection = table[table["role"] == "selection"]
+    report = table[table["role"] == "report"]
+    assert set(selection["seed"]) == set(SELECTION_SEEDS) and set(report["seed"]) == set(SEEDS)
+    factors = {(role, name): sorted(set(runs["lr_factor"]))
+               for (role, name), runs in table.groupby(["role", "variant"])}
+    first, second = SWEPT[0].name, SWEPT[1].name
+    assert factors["selection", first] == factors["report", first] == sorted(LR_FACTORS)
+    # the lower edge won: two factors below the grid tried, the first of them chosen
+    assert factors["selection", second] == [0.0625, 0.125, *LR_FACTORS]
+    assert factors["report", second] == [0.125, *LR_FACTORS]
+    best = chosen_rates(selection, report)
+    assert best.groupby("variant", sort=False)["lr_factor"].first().to_dict() == {
+        first: 0.5, second: 0.125}  # not x1, where the reported seeds were fastest
+    assert best["seed"].tolist() == [*SEEDS, *SEEDS]
+    # given reported runs, only the missing chosen factor is trained
+    calls.clear()
+    given = report[report["lr_factor"] != 0.125].drop(columns="role")
+    again = with_chosen_factors(selection.drop(columns="role"), given, SWEPT[:2])
+    assert calls == [([second], (0.125,), SEEDS)]
+    assert again.equals(report.drop(columns="role").reset_index(drop=True))
 
 
 def test_stored_warmup_runs_have_a_loss_for_every_step():

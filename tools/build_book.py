@@ -11,9 +11,10 @@
    cache (``_build/.jupyter_cache.chapters.json``). When a chapter's fingerprint changes, its
    records are removed from the jupyter-cache, so it re-executes; the other chapters keep theirs.
 2. **Execution, in parallel.** Every chapter that has no cached execution for its current cells
-   runs in jupyter-cache's own worker (``ExecutionWorkerTempMProc``, in a temporary folder, or
-   ``ExecutionWorkerLocalMProc``, what its ``local-parallel`` executor uses), one worker per core
-   and the longest chapters first, into the same cache that MyST-NB reads: MyST-NB then finds
+   runs in a worker process of this tool (nbclient, as jupyter-cache's own executors run it, in
+   a temporary folder when ``run_in_temp`` is set), one worker per core and the longest chapters
+   first. This process then stores each executed notebook in the jupyter-cache MyST-NB reads,
+   through jupyter-cache's public ``cache_notebook_bundle``, one at a time: MyST-NB then finds
    each of them there ("Using cached notebook") and executes nothing. Each chapter is still one
    kernel, single-threaded by its own ``setup_notebook()``. A chapter that raises fails the build
    here with its traceback (the others are still cached).
@@ -64,19 +65,13 @@ READ_DATA = {".md": {"name": "myst_nb_md", "type": "plugin"},
 # Folders that are never code nor site inputs (build outputs, caches, tool state).
 SKIPPED_DIRS = {"__pycache__", "_build", "notebooks", "node_modules"}
 SKIPPED_SUFFIXES = (".pyc", ".pyo", ".egg-info")
-# jsonschema imports rfc3987-syntax when it is installed (jupyter-events needs it), for "iri"
-# formats that neither this tool nor jupyter-book ever checks; the import compiles 38 Lark grammars,
-# about 1.5 s of CPU in each process - half of a small book's Sphinx build. This process, its
-# workers and Sphinx's skip it (jsonschema then has no "iri" format checker); nothing else changes.
-SKIPPED_IMPORTS = ("rfc3987_syntax",)
 # How the chapter workers start: None is the platform's default, which every platform supports
 # ("fork" on Linux before Python 3.14: the workers start at once with what this process imported;
 # "spawn" on macOS and Windows; "forkserver" on Linux from 3.14). Everything a worker is sent is
 # picklable and everything it runs importable, so any start method works: tests/test_build_book.py
 # runs the parallel path under "spawn".
 START_METHOD: str | None = None
-JUPYTER_BOOK = (f"import sys; sys.modules.update(dict.fromkeys({SKIPPED_IMPORTS!r})); "
-                "from jupyter_book.cli.main import main; sys.exit(main())")
+JUPYTER_BOOK = "from jupyter_book.cli.main import main; import sys; sys.exit(main())"
 
 
 def usable_cores() -> int:
@@ -470,84 +465,68 @@ def plan(book: Path, inputs: list[Path], settings: Settings, cache: Cache,
     return chapters, to_run
 
 
-def start_worker(lock: Any) -> None:
-    """Pool initializer: what a chapter worker sets up before its first chapter. A spawned worker
-    imports what it needs afresh, so it skips ``SKIPPED_IMPORTS`` as this process does."""
-    for skipped in SKIPPED_IMPORTS:
-        sys.modules.setdefault(skipped, None)
-    serialise_caching(lock)
+def execute_chapter(job: tuple[str, Any, int, bool, bool]) -> tuple[str, Any, float, str]:
+    """Worker: execute one chapter's notebook, as jupyter-cache's executors do (nbclient, the
+    notebook's own kernel, no per-cell timing), in a temporary folder or beside the source.
 
+    Args:
+        job: (the chapter's path, its notebook as MyST-NB reads it, the timeout per cell in
+            seconds, whether errors are kept as outputs, whether to run in a temporary folder).
 
-def serialise_caching(lock: Any) -> None:
-    """A worker stores an execution in the cache only while it holds ``lock``.
-
-    jupyter-cache's ``cache_notebook_bundle`` adds the record to its database, then writes the
-    notebook, then trims the cache to its size limit by reading the records twice (those to keep,
-    then the rest). When another worker adds its record between those two reads, the trim finds
-    that record among "the rest" and deletes it, half-written or not ("Notebook file does not exist
-    for cache record PK"; seen once in about fifteen parallel builds). Storing takes milliseconds;
-    executing, which is what runs in parallel, is not under the lock.
+    Returns:
+        (the path, the executed notebook or None, the seconds it took, the error or "").
     """
-    from jupyter_cache.cache.main import JupyterCacheBase
+    import tempfile
 
-    store = JupyterCacheBase.cache_notebook_bundle
+    from nbclient import NotebookClient
 
-    def store_alone(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with lock:
-            return store(self, *args, **kwargs)
-
-    JupyterCacheBase.cache_notebook_bundle = store_alone
+    path, notebook, timeout, allow_errors, in_temp = job
+    folder = tempfile.mkdtemp() if in_temp else str(Path(path).parent)
+    started = time.perf_counter()
+    try:
+        NotebookClient(notebook, timeout=timeout, allow_errors=allow_errors,
+                       record_timing=False, resources={"metadata": {"path": folder}}).execute()
+    except Exception as error:  # a cell raised, timed out, or the kernel died: report it
+        return path, None, 0.0, f"{type(error).__name__}: {error}"
+    finally:
+        if in_temp:
+            shutil.rmtree(folder, ignore_errors=True)
+    return path, notebook, time.perf_counter() - started, ""
 
 
 def execute(chapters: list[Chapter], cache: Cache, settings: Settings, jobs: int) -> list[str]:
     """Execute ``chapters`` into the cache, ``jobs`` at a time, longest (as last measured) first.
     Returns one message per chapter that failed."""
-    import logging
     import multiprocessing
 
-    from jupyter_cache.cache.db import NbProjectRecord
-    from jupyter_cache.executors.basic import (
-        ExecutionWorkerLocalMProc,
-        ExecutionWorkerTempMProc,
-        ProcessData,
-    )
+    from jupyter_cache.base import CacheBundleIn
 
     # longest first, by the last execution's seconds; a chapter never executed here goes
     # first, the largest source first (the best guess there is: it has the most to run)
     order = sorted(chapters, key=lambda c: (c.seconds is not None, -(c.seconds or 0),
                                             -c.path.stat().st_size))
-    by_uri = {}
-    work = []
-    for chapter in order:
-        record = cache.jc.add_nb_to_project(str(chapter.path),
-                                            read_data=READ_DATA[chapter.path.suffix])
-        NbProjectRecord.remove_tracebacks([record.pk], cache.jc.db)
-        by_uri[record.uri] = chapter
-        work.append(ProcessData(record.pk, record.uri, cache.jc, settings.timeout,
-                                settings.allow_errors))
+    by_path = {str(c.path.absolute()): c for c in order}
+    work = [(path, c.read(), settings.timeout, settings.allow_errors, settings.in_temp)
+            for path, c in by_path.items()]
     workers = max(1, min(jobs, len(work)))
     emit(f"executing {len(work)} chapter(s), {workers} at a time, longest first: "
          + ", ".join(c.name for c in order))
-    multiprocessing.get_logger().setLevel(logging.ERROR)  # we report the results ourselves
-    cache.jc.db.dispose()  # the workers open their own connections
-    worker = ExecutionWorkerTempMProc() if settings.in_temp else ExecutionWorkerLocalMProc()
     failures = []
     context = multiprocessing.get_context(START_METHOD)
-    with context.Pool(workers, start_worker, (context.Lock(),)) as pool:
-        for status, uri in pool.imap_unordered(worker, work, chunksize=1):
-            chapter = by_uri[uri]
-            if status == 0:
-                record = cache.match(chapter.read())
-                chapter.hashkey = record.hashkey
-                chapter.seconds = record.data.get("execution_seconds")
-                print(f"{chapter.path}: Executed notebook in {chapter.seconds:.2f} seconds "
-                      "[build_book]", flush=True)
-            elif status == 1:
-                traceback = cache.jc.get_project_record(uri).traceback or ""
-                failures.append(f"{chapter.name}: executing the chapter failed:\n{traceback}")
-            else:
-                failures.append(f"{chapter.name}: jupyter-cache could not execute it "
-                                "(its error is above)")
+    with context.Pool(workers) as pool:
+        for path, executed, seconds, error in pool.imap_unordered(execute_chapter, work,
+                                                                   chunksize=1):
+            chapter = by_path[path]
+            if executed is None:
+                failures.append(f"{chapter.name}: executing the chapter failed:\n{error}")
+                continue
+            # stored here, one at a time: the cache's store step is not safe to run in parallel
+            record = cache.jc.cache_notebook_bundle(
+                CacheBundleIn(executed, path, data={"execution_seconds": seconds}),
+                check_validity=False, overwrite=True)
+            chapter.hashkey, chapter.seconds = record.hashkey, seconds
+            print(f"{chapter.path}: Executed notebook in {seconds:.2f} seconds [build_book]",
+                  flush=True)
     return failures
 
 
@@ -656,6 +635,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    for skipped in SKIPPED_IMPORTS:  # see SKIPPED_IMPORTS
-        sys.modules.setdefault(skipped, None)
     sys.exit(main(sys.argv[1:]))

@@ -45,8 +45,6 @@ EDITIONS = {"student": ("html", ["student"], "html"), "pdf": ("singlehtml", [], 
 def sphinx_build(book: Path, edition: str, out: Path, log: Path) -> int:
     """Build ``edition`` of ``book`` with Sphinx into ``out``; its output goes to stdout and
     ``log``. Returns Sphinx's status (0: built without a warning)."""
-    for skipped in build_book.SKIPPED_IMPORTS:
-        sys.modules.setdefault(skipped, None)
     from jupyter_book.sphinx import build_sphinx
 
     builder, tags, folder = EDITIONS[edition]

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from docutils import nodes
 from sphinx.application import Sphinx
@@ -105,6 +106,9 @@ def run_seconds(app: Sphinx, docname: str) -> float | None:
     return (NbMetadataCollector.get_exec_data(app.env, docname) or {}).get("runtime")
 
 
+_COUNTED: WeakKeyDictionary[Sphinx, dict[str, MainPath]] = WeakKeyDictionary()  # per build
+
+
 def _duration(seconds: float) -> str:
     if seconds < 90:
         return f"about {max(10, round(seconds / 10) * 10)} s"
@@ -116,7 +120,7 @@ def chapter_main_path(app: Sphinx, docname: str, doctree: nodes.document | None 
     """The main path of ``docname``, counted once per build: from ``doctree`` (its resolved
     doctree) when given, else resolving it (a whole doctree, which loads the doctree of every
     page a numbered reference in it points to: seconds per chapter)."""
-    counted = app.__dict__.setdefault("_chapter_main_paths", {})
+    counted = _COUNTED.setdefault(app, {})
     if docname not in counted:
         if doctree is None:
             doctree = app.env.get_and_resolve_doctree(docname, app.builder)

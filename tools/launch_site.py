@@ -2,10 +2,15 @@
 
 Its jobs, all generic over the chapters in ``_toc.yml``:
 
-- Thebe stays off and leaves no trace. Jupyter Book always loads ``sphinx_thebe``, which adds a
-  stylesheet, a script and a per-page config block even with ``launch_buttons.thebe: false``.
-  Live code needs a remote kernel the offline site cannot reach, so this unhooks the extension's
-  event handlers and assets; its directive stays registered and renders nothing.
+- Thebe stays off and leaves no trace. Jupyter Book 1.0.4 always loads ``sphinx_thebe`` (0.3.1),
+  which puts its static folder, a stylesheet, a script, an inline configuration script and, at the
+  end of every page, a configuration block even with ``launch_buttons.thebe: false``. Live code
+  needs a remote kernel the offline site cannot reach, so this removes them through documented
+  means, each after sphinx-thebe's own handler (priority 900): its folder from
+  ``html_static_path`` (``builder-inited``), its two raw blocks from the doctree
+  (``doctree-resolved``) and its files from the page's ``css_files`` and ``script_files``
+  (``html-page-context``). The book uses no ``thebe-button``. When Jupyter Book loads sphinx-thebe
+  only for ``thebe: true``, this goes (``notes/jupyter_book_thebe_always_loaded.md``).
 - Every notebook page offers its executed ``.ipynb`` for download, readable anywhere. The theme
   copies the notebook MyST-NB executed (``_build/jupyter_execute/<page>.ipynb``) into
   ``_sources/<page>.ipynb`` whenever a launch button is configured. MyST-NB 1.4 writes that file
@@ -30,6 +35,7 @@ from typing import Any
 import nbformat
 from chapter_facts import chapter_cost, chapter_summary, run_seconds
 from citations import bibliography_files, read_bibliography
+from docutils import nodes
 from myst_nb.ext.glue import extract_glue_data_cell
 from readable_notebook import SiteFacts, UnreadableMySTError, leftover_myst, readable_notebook
 from sphinx.application import Sphinx
@@ -38,25 +44,36 @@ from sphinx.util import logging
 from student_edition import is_student_edition
 
 LOGGER = logging.getLogger(__name__)
-THEBE_MODULE = "sphinx_thebe"
+THEBE_PACKAGE = "sphinx_thebe"
+THEBE_BLOCKS = ('type="text/x-thebe-config"', "<script>kernelName = ")  # sphinx-thebe 0.3.1's
 
 
-def unhook_thebe(app: Sphinx) -> list[str]:
-    """Remove sphinx_thebe's event handlers and stylesheet; return the handlers removed.
+def drop_thebe_static_path(app: Sphinx) -> None:
+    """Take sphinx-thebe's folder out of ``html_static_path``: nothing of it is copied."""
+    app.config.html_static_path = [path for path in app.config.html_static_path
+                                   if THEBE_PACKAGE not in Path(path).parts]
 
-    Args:
-        app: the Sphinx application, after ``sphinx_thebe``'s own ``setup`` ran.
-    """
-    removed = []
-    for event, listeners in app.events.listeners.items():
-        for listener in list(listeners):
-            if getattr(listener.handler, "__module__", "").startswith(THEBE_MODULE):
-                app.disconnect(listener.id)
-                removed.append(f"{event}:{listener.handler.__name__}")
-    app.registry.css_files = [
-        (name, attrs) for name, attrs in app.registry.css_files if "thebe" not in str(name)
-    ]
-    return removed
+
+def drop_thebe_config(app: Sphinx, doctree: nodes.document, docname: str) -> None:
+    """Remove the configuration blocks sphinx-thebe appends to a resolved doctree."""
+    for node in list(doctree.findall(nodes.raw)):
+        if any(block in node.astext() for block in THEBE_BLOCKS):
+            node.parent.remove(node)
+
+
+def is_thebe_asset(asset: Any) -> bool:
+    """Whether a page's stylesheet or script (a file or an inline body) is sphinx-thebe's."""
+    body = (getattr(asset, "attributes", None) or {}).get("body", "")
+    return "thebe" in f"{getattr(asset, 'filename', asset)} {body}".lower()
+
+
+def drop_thebe_assets(app: Sphinx, pagename: str, templatename: str, context: dict[str, Any],
+                      doctree: Any) -> None:
+    """Remove sphinx-thebe's stylesheet and scripts from the page (edited in place, as the
+    builder shares the lists with later handlers)."""
+    for key in ("css_files", "script_files"):
+        if isinstance(assets := context.get(key), list):
+            assets[:] = [asset for asset in assets if not is_thebe_asset(asset)]
 
 
 def notebook_pages(app: Sphinx) -> list[str]:
@@ -283,9 +300,11 @@ def notebook_launch_urls(app: Sphinx, pagename: str, templatename: str, context:
 
 
 def setup(app: Sphinx) -> dict[str, Any]:
-    """Register the extension: unhook thebe now; point the launch buttons at the readable
+    """Register the extension: leave no thebe; point the launch buttons at the readable
     notebooks; repair, rewrite and check the downloads after the build."""
-    unhook_thebe(app)
+    app.connect("builder-inited", drop_thebe_static_path, priority=900)  # after sphinx-thebe's
+    app.connect("doctree-resolved", drop_thebe_config, priority=900)
+    app.connect("html-page-context", drop_thebe_assets, priority=900)
     app.add_config_value("launch_branch", "gh-pages", "html")
     app.connect("html-page-context", notebook_launch_urls, priority=502)  # after the theme's 501
     app.connect("build-finished", check_notebook_downloads)

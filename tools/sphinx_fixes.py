@@ -1,37 +1,44 @@
-"""A Sphinx extension that works around bugs of the pinned documentation stack.
+"""A Sphinx extension that works around bugs of the pinned documentation stack, through Sphinx's
+documented events and ``app.add_node`` only. Each workaround names the versions it is for, has a
+control in ``tests/test_sphinx_fixes.py`` that fails once the bug is fixed (then delete it), and
+a reproduction to report upstream in ``notes/``.
 
-Repeated inline scripts (Sphinx 7.4).
-
-An inline script registered after the HTML builder starts reaches the builder twice, once with
-filename ``None`` and once with ``''``, so every page would carry it twice. Since
-``launch_site.py`` unhooks sphinx-thebe (whose repeated ``const THEBE_JS_URL`` made the browser
-report "Identifier 'THEBE_JS_URL' has already been declared"), the script this still concerns is
+Repeated inline scripts (Sphinx 7.4.7; ``notes/sphinx_inline_script_twice.md``). An inline
+script registered after the HTML builder starts reaches the builder twice, once with filename
+``None`` and once with ``''``, so every page would carry it twice. sphinx-thebe's (whose repeated
+``const THEBE_JS_URL`` made the browser report "Identifier 'THEBE_JS_URL' has already been
+declared") is gone (``launch_site.py`` removes thebe's assets); the script this still concerns is
 sphinx-togglebutton's (``let toggleHintShow``, ``var togglebuttonSelector``): a repeated ``let``
-is the same error. This drops the repeats from each page.
+is the same error. This drops the repeats from each page (``html-page-context``).
 
-Repeated ids (sphinx-exercise 1.2). Every exercise and solution wraps its content in a
-``<section id="exercise-content">`` (``"solution-content"``), so a page with four exercises has
-each id four times: invalid HTML, and a fragment link or an assistive technology that follows
-ids lands on the first. Those ids are made unique (``<label>-content``), keeping the old name as
-a class for styling.
+Repeated ids (sphinx-exercise 1.2.1; ``notes/sphinx_exercise_repeated_ids.md``). Every exercise
+and solution wraps its content in a ``<section id="exercise-content">`` (``"solution-content"``),
+so a page with four exercises has each id four times: invalid HTML, and a fragment link or an
+assistive technology that follows ids lands on the first. Those ids are made unique
+(``<label>-content``, in a transform), keeping the old name as a class for styling.
 
-Lost node handlers in ``singlehtml`` (Sphinx 7.4 with sphinx-exercise 1.2). Sphinx gives a
-builder the node handlers registered for its name and falls back to its format ("html") only when
-none are; sphinx-exercise registers three for ``singlehtml``, so that builder loses every other
-extension's HTML handlers (MyST-NB's folded cells first) and fails. The ``html`` handlers it
-lacks are copied to it.
+Lost node handlers in ``singlehtml`` (Sphinx 7.4.7 with sphinx-exercise 1.2.1;
+``notes/sphinx_singlehtml_lost_handlers.md``). Sphinx gives a builder the node handlers
+registered for its name and falls back to its format ("html") only when none are; sphinx-exercise
+registers three for ``singlehtml``, so that builder loses every other extension's HTML handlers
+(MyST-NB's folded cells first) and fails, or renders sphinx-design's containers and MyST's
+rubrics as plain Sphinx would. Sphinx offers no public way to read another extension's handlers,
+so ``SINGLEHTML_VISITORS`` names the HTML visitors the book's other extensions register for
+``html`` alone, registered for ``singlehtml`` too through the documented ``app.add_node``; a test
+checks the table against what the book's extensions register.
 
-A folded cell's name that is not its label (MyST-NB 1.4). MyST-NB writes each folded cell as
-``<summary aria-label="Toggle hidden content">`` around the visible "Show code cell source":
-the accessible name leaves out the visible words, which WCAG 2.5.3 (Label in Name; axe-core's
-``label-content-name-mismatch``) forbids. The label is dropped from the page's body, so a
-summary is named by what it shows.
+A folded cell's name that is not its label (MyST-NB 1.4.0; ``notes/myst_nb_summary_label.md``).
+MyST-NB writes each folded cell as ``<summary aria-label="Toggle hidden content">`` around the
+visible "Show code cell source": the accessible name leaves out the visible words, which WCAG
+2.5.3 (Label in Name; axe-core's ``label-content-name-mismatch``) forbids. The label is dropped
+from the page's body (``html-page-context``), so a summary is named by what it shows.
 
 Enabled in ``_config.yml`` under ``sphinx.local_extensions``.
 """
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from docutils import nodes
@@ -88,17 +95,48 @@ def unique_content_ids(doctree: nodes.Node) -> int:
     return renamed
 
 
-def inherit_html_handlers(app: Any) -> list[str]:
-    """Give the running builder, when it has node handlers of its own name, every ``html``
-    handler it lacks (an HTML builder only); return the node names added."""
-    builder = app.builder
-    handlers = app.registry.translation_handlers
-    if builder.format != "html" or builder.name == "html" or builder.name not in handlers:
+# The HTML visitors the book's extensions register for "html" alone (Sphinx 7.4.7, sphinx-exercise
+# 1.2.1): extension -> module of the visitors -> "node visit depart" ("-": no depart). A node not
+# in the module is docutils' own. MyST-NB sets up MyST-Parser, which overrides the rubric's.
+SINGLEHTML_VISITORS: dict[str, dict[str, list[str]]] = {
+    "myst_nb": {"myst_nb.sphinx_": ["HideCodeCellNode visit_HideCellInput depart_HideCellInput"],
+                "myst_parser.parsers.docutils_": ["rubric visit_rubric_html depart_rubric_html"]},
+    "sphinx_design": {
+        "sphinx_design.extension": ["container visit_container depart_container",
+                                    "PassthroughTextElement visit_depart_null visit_depart_null"],
+        "sphinx_design.aside": ["aside_main visit_aside_main depart_aside_main"],
+        "sphinx_design.badges_buttons": ["sd_badge visit_sd_badge_html depart_sd_badge_html",
+                                         "sd_line_break visit_sd_line_break_html -"],
+        "sphinx_design.dropdown": ["dropdown_main visit_dropdown_main depart_dropdown_main",
+                                   "dropdown_title visit_dropdown_title depart_dropdown_title"],
+        "sphinx_design.icons": ["fontawesome visit_fontawesome_html depart_fontawesome_html",
+                                "sd_icon visit_sd_icon_html -"],
+        "sphinx_design.steps": ["steps_list visit_steps_list_html depart_steps_list_html"],
+        "sphinx_design.tabs": ["sd_tab_input visit_tab_input depart_tab_input",
+                               "sd_tab_label visit_tab_label depart_tab_label"]},
+    "sphinx_book_theme": {"sphinx_book_theme.nodes": [
+        "SideNoteNode visit_SideNoteNode depart_SideNoteNode"]},
+    "sphinx_thebe": {"sphinx_thebe": ["ThebeButtonNode visit_element_html -"]},
+    "sphinx_jupyterbook_latex": {"sphinx_jupyterbook_latex.nodes": [
+        "HiddenCellNode visit_HiddenCellNode -", "RootHeader visit_RootHeader depart_RootHeader"]},
+}
+
+
+def register_singlehtml_visitors(app: Any) -> list[str]:
+    """In a ``singlehtml`` build with sphinx-exercise, register for ``singlehtml`` the HTML
+    visitors of ``SINGLEHTML_VISITORS`` whose extension is loaded; return the node names."""
+    loaded = set(app.config.extensions)
+    if app.builder.name != "singlehtml" or "sphinx_exercise" not in loaded:
         return []
-    own = handlers[builder.name]
-    added = [name for name in handlers.get("html", {}) if name not in own]
-    for name in added:
-        own[name] = handlers["html"][name]
+    added = []
+    for extension, modules in SINGLEHTML_VISITORS.items():
+        for module_name, entries in modules.items() if extension in loaded else ():
+            module = importlib.import_module(module_name)
+            for name, visit, depart in (entry.split() for entry in entries):
+                node = getattr(module, name, None) or getattr(nodes, name)
+                depart_fn = None if depart == "-" else getattr(module, depart)
+                app.add_node(node, override=True, singlehtml=(getattr(module, visit), depart_fn))
+                added.append(name)
     return added
 
 
@@ -124,7 +162,7 @@ def name_summaries_by_their_text(app: Any, pagename: str, templatename: str,
 def setup(app: Any) -> dict[str, Any]:
     """Register with Sphinx: run after the themes' own page hooks (default priority 500)."""
     app.add_transform(UniqueExerciseIds)
-    app.connect("builder-inited", inherit_html_handlers)
+    app.connect("builder-inited", register_singlehtml_visitors)
     app.connect("html-page-context", _dedupe_page_scripts, priority=900)
     app.connect("html-page-context", name_summaries_by_their_text)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -42,6 +42,7 @@ from .decoding import (
     model_step_function,
     sequence_log_prob,
 )
+from .kv_cache import DecoderCache, KVCache, cached_attention, decode_with_cache
 from .loss import label_smoothed_loss, loss_floor, smoothed_targets
 from .masks import (
     causal_mask,
@@ -51,7 +52,6 @@ from .masks import (
     padding_mask_from_tokens,
 )
 from .model import (
-    DecoderCache,
     DecoderLayer,
     Embeddings,
     EncoderLayer,
@@ -60,9 +60,10 @@ from .model import (
     Transformer,
     TransformerConfig,
     count_parameters,
+    final_norm,
     xavier_init,
 )
-from .multihead import KVCache, MultiHeadAttention
+from .multihead import MultiHeadAttention
 from .positional import (
     LearnedPositionalEmbedding,
     SinusoidalPositionalEncoding,
@@ -87,11 +88,12 @@ from .training import (
 )
 
 __all__ = [
-    "accuracies", "attention", "Batch", "beam_search", "BOS_ID", "cached_step_function",
+    "accuracies", "attention", "Batch", "beam_search", "BOS_ID", "cached_attention",
+    "cached_step_function",
     "causal_mask", "combine_masks", "count_parameters", "decoder_self_attention_mask",
-    "DecoderCache", "DecoderLayer", "Embeddings", "EncoderLayer", "EOS_ID", "evaluate",
-    "evaluate_decoding", "Evaluation", "greedy_decode", "KVCache", "label_smoothed_loss",
-    "LearnedPositionalEmbedding", "length_penalty", "loss_floor",
+    "decode_with_cache", "DecoderCache", "DecoderLayer", "Embeddings", "EncoderLayer", "EOS_ID",
+    "evaluate", "evaluate_decoding", "Evaluation", "final_norm", "greedy_decode", "KVCache",
+    "label_smoothed_loss", "LearnedPositionalEmbedding", "length_penalty", "loss_floor",
     "make_batch", "make_optimizer", "Metrics", "model_step_function", "MultiHeadAttention",
     "naive_softmax", "noam_lr", "PAD_ID", "pad_sequences", "padding_mask_from_lengths",
     "padding_mask_from_tokens", "peak_lr", "PositionwiseFeedForward", "Residual",

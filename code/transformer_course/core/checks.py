@@ -6,8 +6,9 @@ starting with the argument's name. Shapes read as documentation: after the query
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from numbers import Integral, Real
 from typing import Any
 
@@ -15,6 +16,7 @@ import numpy as np
 import torch
 
 ArrayType = type[np.ndarray] | type[torch.Tensor]
+Method = Callable[..., Any]
 _WORDS = {"float": "floating-point", "int": "integer", "bool": "boolean",
           np.ndarray: "NumPy array", torch.Tensor: "torch.Tensor"}
 
@@ -148,3 +150,54 @@ def check_ids(high: int | None = None, **ids: Any) -> None:
         check_int(name, value, low=0, high=high)
         if list(ids.values()).count(value) > 1:
             raise ValueError(f"{name} must differ from the other special ids {ids}; got {value}")
+
+
+# The checks of the modules' entry points, run by their ``@checked_by`` lines (the modules are
+# passed in, so this module imports none of them).
+
+def check_attention_arguments(module: Any, query: torch.Tensor,
+                              key: torch.Tensor, value: torch.Tensor,
+                              mask: torch.Tensor | None = None,
+                              need_weights: bool = False) -> None:
+    """The checks of :meth:`MultiHeadAttention.forward`: shapes, the module's dtype, the mask."""
+    shapes, dtype = Shapes(d_model=module.d_model), module.w_q.weight.dtype
+    shapes.tensor("query", query, "B T_q d_model", dtype=dtype)
+    shapes.tensor("key", key, "B T_k d_model", dtype=dtype)
+    shapes.tensor("value", value, "B T_k d_model", dtype=dtype)
+    if mask is not None:
+        shapes.mask("mask", mask, "B T_q T_k")
+    check_instance("need_weights", need_weights, bool)
+
+
+def check_encode_arguments(model: Any, src: torch.Tensor,
+                           src_mask: torch.Tensor | None = None) -> None:
+    """The checks of :meth:`Transformer.encode`: token ids in range, a mask that fits."""
+    shapes = Shapes()
+    check_token_ids("src", src, model.config.src_vocab_size, "B S", shapes, model.config.max_len)
+    if src_mask is not None:
+        shapes.mask("src_mask", src_mask, "B S S")
+
+
+def check_decode_arguments(model: Any, tgt: torch.Tensor, memory: torch.Tensor,
+                           src_mask: torch.Tensor | None = None,
+                           tgt_mask: torch.Tensor | None = None) -> None:
+    """The checks of :meth:`Transformer.decode`: the memory's shape and the model's dtype, token
+    ids in range, masks that fit."""
+    shapes = Shapes(d_model=model.config.d_model)  # memory first: its B is src's
+    shapes.tensor("memory", memory, "B S d_model", dtype=model.output_projection.weight.dtype)
+    check_token_ids("tgt", tgt, model.config.tgt_vocab_size, "B T", shapes, model.config.max_len)
+    for name, mask, spec in (("src_mask", src_mask, "B T S"), ("tgt_mask", tgt_mask, "B T T")):
+        if mask is not None:
+            shapes.mask(name, mask, spec)
+
+
+def checked_by(check: Callable[..., None]) -> Callable[[Method], Method]:
+    """Decorate a method so that ``check(self, *args, **kwargs)`` runs first and raises on a bad
+    call; the method's own body then reads as the math, without the checks."""
+    def decorate(method: Method) -> Method:
+        @functools.wraps(method)
+        def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+            check(self, *args, **kwargs)
+            return method(self, *args, **kwargs)
+        return checked
+    return decorate

@@ -18,7 +18,7 @@ log p(y) / lp(n), n the generated tokens (EOS included), lp the length penalty o
 probability.
 
 The cost of a step. Given a model, both decoders keep the decoder's keys and values of the
-positions so far (``use_cache=True``, a :class:`~.model.DecoderCache`), so step t runs the
+positions so far (``use_cache=True``, a :class:`~.kv_cache.DecoderCache`), so step t runs the
 decoder over its new position only: O(d^2) per layer for the projections and the feed-forward,
 O(t d) for attention, which sums to O(L d^2 + L^2 d) for an output of L tokens.
 ``use_cache=False`` re-runs the decoder over the whole prefix at every step, as a step function
@@ -36,8 +36,9 @@ import torch
 
 from .batching import PAD_ID
 from .checks import Shapes, check_ids, check_instance, check_int, check_number, check_token_ids
+from .kv_cache import DecoderCache, decode_with_cache
 from .masks import padding_mask_from_tokens
-from .model import DecoderCache
+from .model import Transformer
 
 StepFunction = Callable[[torch.Tensor, torch.Tensor], torch.Tensor]
 
@@ -64,8 +65,8 @@ def model_step_function(model: Any, src: torch.Tensor,
     return step
 
 
-def cached_step_function(model: Any, src: torch.Tensor, src_mask: torch.Tensor | None = None,
-                         ) -> tuple[StepFunction, DecoderCache]:
+def cached_step_function(model: Transformer, src: torch.Tensor,
+                         src_mask: torch.Tensor | None = None) -> tuple[StepFunction, DecoderCache]:
     """:func:`model_step_function` with the decoder's keys and values kept between calls: each
     call runs the decoder over the prefix's last position only. Each call must pass the rows of
     the call before, each extended by one token; the cache's ``reorder`` lets beam search
@@ -76,7 +77,8 @@ def cached_step_function(model: Any, src: torch.Tensor, src_mask: torch.Tensor |
     def step(prefix: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
         """prefixes (N, t) of sources ``rows`` (N,) -> log p(next) (N, V)."""
         mask = None if src_mask is None else src_mask[rows]  # (N, 1, S)
-        hidden = model.decode(prefix, memory[rows], mask, cache=cache)  # (N, 1, d_model): new
+        hidden = decode_with_cache(model, prefix, memory[rows], mask,
+                                   cache=cache)  # (N, 1, d_model): new
         logits = model.project(hidden[:, -1:])[:, 0]  # (N, V)
         dtype = torch.promote_types(logits.dtype, torch.float32)
         return torch.log_softmax(logits, dim=-1, dtype=dtype)
@@ -101,7 +103,7 @@ def _prepare(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_id: i
         check_int("max_len", max_len, low=2, high=getattr(config, "max_len", None))
         if src_mask is None:
             src_mask = padding_mask_from_tokens(src, pad_id)  # (B, 1, S)
-        if use_cache:
+        if use_cache and isinstance(model, Transformer):
             return (*cached_step_function(model, src, src_mask), pad_id)
         return model_step_function(model, src, src_mask), None, pad_id
     if callable(model):
@@ -139,8 +141,9 @@ def greedy_decode(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_
         bos_id: the token every output starts with. eos_id: the token that ends a sequence.
         src_mask: (B, 1, S) bool; defaults to the padding mask of ``src``.
         pad_id: fill after EOS; defaults to ``model.config.pad_id`` (else 0).
-        use_cache: keep a model's keys and values between steps (see the module's docstring);
-            False re-runs the decoder over the whole prefix. A step function is called as is.
+        use_cache: keep a Transformer's keys and values between steps (see the module's
+            docstring); False, or another model with ``encode``/``decode``/``project``, re-runs
+            the decoder over the whole prefix. A step function is called as is.
 
     Returns:
         (B, L) long, L <= max_len: BOS, tokens, EOS, then padding. Stops once all rows ended.

@@ -11,27 +11,34 @@ sum of embeddings and positions, and on every sub-layer output before the residu
 agree exactly only with dropout off, e.g. in ``eval()``.)
 
 Arguments are checked where they enter: :class:`TransformerConfig` checks the sizes, and
-``encode``/``decode`` check tokens and masks; the layers inside trust their caller.
-
-Decoding one token at a time, ``decode`` can keep every layer's keys and values in a
-:class:`DecoderCache`, so that each step computes only the new position.
+``encode``/``decode`` check tokens and masks (their ``@checked_by`` lines); the layers inside
+trust their caller. The modules from :class:`PositionwiseFeedForward` to
+:meth:`Transformer.forward` are the model as chapter 5 shows it, in one listing. Decoding one
+token at a time with a key-value cache belongs to :mod:`.decoding`, which reads these layers'
+parts.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from .checks import Shapes, check_choice, check_instance, check_int, check_number, check_token_ids
+from .checks import (
+    check_choice,
+    check_decode_arguments,
+    check_encode_arguments,
+    check_instance,
+    check_int,
+    check_number,
+    checked_by,
+)
 from .masks import causal_mask
-from .multihead import KVCache, MultiHeadAttention
+from .multihead import MultiHeadAttention
 from .positional import LearnedPositionalEmbedding, SinusoidalPositionalEncoding
-
-POSITIONAL_KINDS = ("sinusoidal", "learned", "none")
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,7 @@ class TransformerConfig:
         for name in ("norm_first", "share_embeddings", "scaled_attention"):
             check_instance(name, getattr(self, name), bool)
         check_instance("final_norm", self.final_norm, (bool, type(None)))
-        check_choice("positional", self.positional, POSITIONAL_KINDS)
+        check_choice("positional", self.positional, POSITIONS)
         check_number("dropout", self.dropout, 0, 1, high_open=True)
         check_int("pad_id", self.pad_id, low=0,
                   high=min(self.src_vocab_size, self.tgt_vocab_size) - 1)
@@ -83,8 +90,18 @@ class TransformerConfig:
         return self.norm_first if self.final_norm is None else self.final_norm
 
 
+POSITIONS = {"sinusoidal": SinusoidalPositionalEncoding,
+             "learned": LearnedPositionalEmbedding,
+             "none": lambda d_model, max_len: nn.Identity()}
+
+
+def final_norm(config: TransformerConfig) -> nn.LayerNorm | None:
+    """The LayerNorm that ends a stack when ``config.has_final_norm``, else None."""
+    return nn.LayerNorm(config.d_model, config.layer_norm_eps) if config.has_final_norm else None
+
+
 class PositionwiseFeedForward(nn.Module):
-    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, applied to every position alike (eq. 2)."""
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2, at each position (eq. 2)."""
 
     def __init__(self, d_model: int, d_ff: int) -> None:
         super().__init__()
@@ -98,31 +115,31 @@ class PositionwiseFeedForward(nn.Module):
 
 
 class Embeddings(nn.Module):
-    """Token embedding times sqrt(d_model), plus positions ("sinusoidal", "learned" or
-    "none"), then dropout (sections 3.4, 3.5 and 5.4)."""
+    """Token embedding times sqrt(d_model), plus positions ("sinusoidal",
+    "learned" or "none"), then dropout (sections 3.4, 3.5 and 5.4)."""
 
     def __init__(self, vocab_size: int, d_model: int, max_len: int,
-                 positional: str = "sinusoidal", dropout: float = 0.0) -> None:
+                 positional: str = "sinusoidal",
+                 dropout: float = 0.0) -> None:
         super().__init__()
         self.vocab_size, self.max_len = vocab_size, max_len
         self.token = nn.Embedding(vocab_size, d_model)
         self.scale = math.sqrt(d_model)
-        self.positional = (SinusoidalPositionalEncoding(d_model, max_len)
-                           if positional == "sinusoidal" else
-                           LearnedPositionalEmbedding(d_model, max_len)
-                           if positional == "learned" else nn.Identity())
+        self.positional = POSITIONS[positional](d_model, max_len)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """tokens: (B, T) ids in [0, vocab_size), T <= max_len -> (B, T, d)."""
+        """tokens: (B, T) ids < vocab_size, T <= max_len -> (B, T, d)."""
         return self.dropout(self.positional(self.token(tokens) * self.scale))
 
 
 class Residual(nn.Module):
-    """One sub-layer with its residual connection and LayerNorm (section 3.1) and the dropout
-    on its output (section 5.4): post-norm (the paper) unless ``norm_first``."""
+    """One sub-layer with its residual connection and LayerNorm (section
+    3.1) and the dropout on its output (section 5.4): post-norm (the paper)
+    unless ``norm_first``."""
 
-    def __init__(self, d_model: int, dropout: float, norm_first: bool, eps: float) -> None:
+    def __init__(self, d_model: int, dropout: float, norm_first: bool,
+                 eps: float) -> None:
         super().__init__()
         self.norm = nn.LayerNorm(d_model, eps=eps)
         self.dropout = nn.Dropout(dropout)
@@ -138,20 +155,22 @@ class Residual(nn.Module):
 
 
 class EncoderLayer(nn.Module):
-    """Self-attention, then feed-forward, each in a :class:`Residual` (arguments as the
-    :class:`TransformerConfig` fields; ``scaled``: divide scores by sqrt(d_k))."""
+    """Self-attention, then feed-forward, each in a :class:`Residual`
+    (arguments as the :class:`TransformerConfig` fields)."""
 
-    def __init__(self, d_model: int, num_heads: int, d_ff: int, dropout: float = 0.0,
-                 norm_first: bool = False, eps: float = 1e-5, scaled: bool = True) -> None:
+    def __init__(self, d_model: int, num_heads: int, d_ff: int,
+                 dropout: float = 0.0, norm_first: bool = False,
+                 eps: float = 1e-5, scaled: bool = True) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(d_model, num_heads, scaled=scaled)
+        self.self_attn = MultiHeadAttention(d_model, num_heads,
+                                            scaled=scaled)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
-        self.sublayers = nn.ModuleList(Residual(d_model, dropout, norm_first, eps)
-                                       for _ in range(2))
+        self.sublayers = nn.ModuleList(
+            Residual(d_model, dropout, norm_first, eps) for _ in range(2))
 
     def forward(self, x: torch.Tensor,
                 mask: torch.Tensor | None = None) -> torch.Tensor:
-        """x: (B, S, d_model); mask: (B, 1, S) or (B, S, S), True = attend."""
+        """x: (B, S, d_model); mask: (B, 1 or S, S), True = attend."""
         attend, feed_forward = self.sublayers
         x = attend(x, lambda x: self.self_attn(x, x, x, mask)[0])
         return feed_forward(x, self.feed_forward)
@@ -159,171 +178,100 @@ class EncoderLayer(nn.Module):
 
 class DecoderLayer(nn.Module):
     """Masked self-attention, cross-attention to the memory, feed-forward;
-    each a Residual (arguments as for :class:`EncoderLayer`)."""
+    each in a :class:`Residual` (arguments as for :class:`EncoderLayer`)."""
 
     def __init__(self, d_model: int, num_heads: int, d_ff: int,
                  dropout: float = 0.0, norm_first: bool = False,
                  eps: float = 1e-5, scaled: bool = True) -> None:
         super().__init__()
-        self.self_attn = MultiHeadAttention(
-            d_model, num_heads, scaled=scaled)
-        self.cross_attn = MultiHeadAttention(
-            d_model, num_heads, scaled=scaled)
+        self.self_attn = MultiHeadAttention(d_model, num_heads,
+                                            scaled=scaled)
+        self.cross_attn = MultiHeadAttention(d_model, num_heads,
+                                             scaled=scaled)
         self.feed_forward = PositionwiseFeedForward(d_model, d_ff)
         self.sublayers = nn.ModuleList(
             Residual(d_model, dropout, norm_first, eps) for _ in range(3))
 
     def forward(self, y: torch.Tensor, memory: torch.Tensor,
                 src_mask: torch.Tensor | None = None,
-                tgt_mask: torch.Tensor | None = None,
-                cache: tuple[KVCache, KVCache] | None = None,
-                ) -> torch.Tensor:
+                tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
         """y: (B, T, d_model); memory: (B, S, d_model);
-        src_mask: (B, 1 or T, S);
-        tgt_mask: (1 or B, T, T_past + T); cache: the (self, cross) keys and
-        values of the T_past positions decoded before y's
-        (see :class:`DecoderCache`), or None (T_past = 0)."""
+        src_mask: (B, 1 or T, S); tgt_mask: (1 or B, T, T)."""
         masked_self, cross, feed_forward = self.sublayers
-        self_cache, cross_cache = cache or (None, None)
-        y = masked_self(y, lambda y: self.self_attn(
-            y, y, y, tgt_mask, cache=self_cache)[0])
+        y = masked_self(y, lambda y: self.self_attn(y, y, y, tgt_mask)[0])
         y = cross(y, lambda y: self.cross_attn(
-            y, memory, memory, src_mask, cache=cross_cache)[0])
+            y, memory, memory, src_mask)[0])
         return feed_forward(y, self.feed_forward)
 
 
-@dataclass
-class DecoderCache:
-    """What the decoder keeps between decoding steps: per layer, the keys and values of its
-    masked self-attention (one per target position so far) and of its cross-attention (one per
-    source position, computed at the first step). Start with an empty one and pass it to every
-    step's :meth:`Transformer.decode`, which fills it."""
-
-    layers: list[tuple[KVCache, KVCache]] = field(default_factory=list)  # (self, cross) per layer
-
-    @property
-    def length(self) -> int:
-        """Target positions held (the same in every layer)."""
-        return self.layers[0][0].length if self.layers else 0
-
-    def reorder(self, index: torch.Tensor) -> None:
-        """Keep the rows ``index`` (B',) in that order (beam search: the beams that go on)."""
-        for self_cache, cross_cache in self.layers:
-            self_cache.reorder(index)
-            cross_cache.reorder(index)
-
-
 class Transformer(nn.Module):
-    """The encoder-decoder Transformer of Figure 1 (embeddings, two stacks, tied output layer),
-    built from a :class:`TransformerConfig`."""
+    """The encoder-decoder Transformer of Figure 1: embeddings, two stacks,
+    a tied output layer; built from a :class:`TransformerConfig`."""
 
     def __init__(self, config: TransformerConfig) -> None:
         super().__init__()
         check_instance("config", config, TransformerConfig)
         self.config = c = config
-        self.src_embed = Embeddings(c.src_vocab_size, c.d_model, c.max_len, c.positional,
-                                    c.dropout)
-        self.tgt_embed = Embeddings(c.tgt_vocab_size, c.d_model, c.max_len, c.positional,
-                                    c.dropout)
-        sizes = (c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first, c.layer_norm_eps,
-                 c.scaled_attention)
-        self.encoder = nn.ModuleList(EncoderLayer(*sizes) for _ in range(c.num_encoder_layers))
-        self.decoder = nn.ModuleList(DecoderLayer(*sizes) for _ in range(c.num_decoder_layers))
-        final = c.has_final_norm  # a LayerNorm after each stack (pre-norm), or none (post-norm)
-        self.encoder_norm = nn.LayerNorm(c.d_model, c.layer_norm_eps) if final else None
-        self.decoder_norm = nn.LayerNorm(c.d_model, c.layer_norm_eps) if final else None
-        self.output_projection = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
+        embed = (c.d_model, c.max_len, c.positional, c.dropout)
+        self.src_embed = Embeddings(c.src_vocab_size, *embed)
+        self.tgt_embed = Embeddings(c.tgt_vocab_size, *embed)
+        sizes = (c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first,
+                 c.layer_norm_eps, c.scaled_attention)
+        self.encoder = nn.ModuleList(
+            EncoderLayer(*sizes) for _ in range(c.num_encoder_layers))
+        self.decoder = nn.ModuleList(
+            DecoderLayer(*sizes) for _ in range(c.num_decoder_layers))
+        # pre-norm: a LayerNorm after each stack; post-norm: none
+        self.encoder_norm = final_norm(c)
+        self.decoder_norm = final_norm(c)
+        self.output_projection = nn.Linear(c.d_model, c.tgt_vocab_size,
+                                           bias=False)
         self.reset_parameters()
-        if c.share_embeddings:  # one (V, d_model) matrix, used three ways (section 3.4)
+        if c.share_embeddings:  # one (V, d_model) matrix, three uses (3.4)
             self.output_projection.weight = self.tgt_embed.token.weight
             if c.src_vocab_size == c.tgt_vocab_size:
                 self.src_embed.token.weight = self.tgt_embed.token.weight
 
     def reset_parameters(self) -> None:
-        """Xavier-uniform for every weight matrix (linear and token embedding), zero biases;
-        LayerNorms start at weight 1, bias 0; learned positions keep their N(0, 0.02^2)."""
+        """Xavier-uniform weights (linear layers, token embeddings), zero
+        biases; LayerNorms 1 and 0; learned positions keep N(0, 0.02^2)."""
         xavier_init(self, self.src_embed, self.tgt_embed)
 
-    def encode(self, src: torch.Tensor, src_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Run the encoder.
-
-        Args:
-            src: (B, S) token ids in [0, src_vocab_size), S <= max_len.
-            src_mask: boolean (B, 1, S) (e.g. from ``padding_mask_from_tokens``) or (B, S, S);
-                True = may attend. None lets every position attend everywhere.
-
-        Returns:
-            memory (B, S, d_model).
-        """
-        shapes = Shapes()
-        check_token_ids("src", src, self.config.src_vocab_size, "B S", shapes, self.config.max_len)
-        if src_mask is not None:
-            shapes.mask("src_mask", src_mask, "B S S")
+    @checked_by(check_encode_arguments)
+    def encode(self, src: torch.Tensor,
+               src_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """src: (B, S) token ids, S <= max_len; src_mask: boolean (B, 1, S)
+        or (B, S, S), True = may attend, None = everywhere.
+        Returns the memory (B, S, d_model)."""
         x = self.src_embed(src)  # (B, S, d_model)
         for layer in self.encoder:
             x = layer(x, src_mask)
         return x if self.encoder_norm is None else self.encoder_norm(x)
 
-    def decode(self, tgt: torch.Tensor, memory: torch.Tensor, src_mask: torch.Tensor | None = None,
-               tgt_mask: torch.Tensor | None = None, cache: DecoderCache | None = None,
-               ) -> torch.Tensor:
-        """Run the decoder over the target prefix, attending to the encoder's memory.
-
-        Args:
-            tgt: (B, T) token ids in [0, tgt_vocab_size). memory: (B, S, d_model).
-            src_mask: boolean (B, 1, S) or (B, T, S); None: attend to every source position.
-            tgt_mask: boolean (1, T, T) or (B, T, T), e.g. from ``decoder_self_attention_mask``.
-                None means the causal mask alone (never "no mask": the decoder must not see the
-                future unless the caller passes an all-True mask on purpose).
-            cache: the keys and values of the first ``cache.length`` positions of ``tgt`` from
-                earlier calls (with the same memory and masks); only the positions after them
-                are computed, and added to the cache.
-
-        Returns:
-            hidden states (B, T, d_model); with a cache, of the new positions only,
-            (B, T - cache.length, d_model).
-        """
-        shapes = Shapes(d_model=self.config.d_model)  # memory first: its B is src's
-        shapes.tensor("memory", memory, "B S d_model", dtype=self.output_projection.weight.dtype)
-        check_token_ids("tgt", tgt, self.config.tgt_vocab_size, "B T", shapes, self.config.max_len)
-        for name, mask, spec in (("src_mask", src_mask, "B T S"), ("tgt_mask", tgt_mask, "B T T")):
-            if mask is not None:
-                shapes.mask(name, mask, spec)
-        start = 0 if cache is None else self._check_cache(cache, tgt)  # positions held already
+    @checked_by(check_decode_arguments)
+    def decode(self, tgt: torch.Tensor, memory: torch.Tensor,
+               src_mask: torch.Tensor | None = None,
+               tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
+        """tgt: (B, T) token ids; memory: (B, S, d_model); src_mask: (B, 1
+        or T, S) or None; tgt_mask: (1 or B, T, T), None = causal (never
+        "no mask": seeing the future must be asked for).
+        Returns hidden states (B, T, d_model)."""
         if tgt_mask is None:
-            tgt_mask = causal_mask(tgt.shape[1], device=tgt.device)[None]  # (1, T, T)
-        if cache is not None and not cache.layers:  # the first step: (self, cross) per layer
-            cache.layers = [(KVCache(), KVCache(static=True)) for _ in self.decoder]
-        layer_caches = cache.layers if cache is not None else [None] * len(self.decoder)
-        y = self.tgt_embed(tgt)[:, start:]  # (B, T - start, d_model): the new positions, O(T d)
-        src_mask, tgt_mask = _query_rows(src_mask, start), _query_rows(tgt_mask, start)
-        for layer, layer_cache in zip(self.decoder, layer_caches, strict=True):
-            y = layer(y, memory, src_mask, tgt_mask, layer_cache)
+            tgt_mask = causal_mask(tgt.shape[1], device=tgt.device)[None]
+        y = self.tgt_embed(tgt)  # (B, T, d_model)
+        for layer in self.decoder:
+            y = layer(y, memory, src_mask, tgt_mask)
         return y if self.decoder_norm is None else self.decoder_norm(y)
 
-    def _check_cache(self, cache: DecoderCache, tgt: torch.Tensor) -> int:
-        """Check a cache passed to :meth:`decode` against ``tgt``; return the positions it holds."""
-        check_instance("cache", cache, DecoderCache)
-        if cache.layers and len(cache.layers) != len(self.decoder):
-            raise ValueError(f"cache must hold {len(self.decoder)} decoder layers (this model's); "
-                             f"got {len(cache.layers)}")
-        start = cache.length
-        if start and cache.layers[0][0].k.shape[0] != tgt.shape[0]:
-            raise ValueError(f"cache must hold the rows of tgt, B={tgt.shape[0]}; "
-                             f"got {cache.layers[0][0].k.shape[0]}")
-        if tgt.shape[1] <= start:
-            raise ValueError(f"tgt must be longer than the {start} positions the cache holds; "
-                             f"got shape {tuple(tgt.shape)}")
-        return start
-
     def project(self, hidden: torch.Tensor) -> torch.Tensor:
-        """hidden (B, T, d_model) -> logits (B, T, tgt_vocab_size) (no softmax)."""
+        """hidden (B, T, d_model) -> logits (B, T, V), before the softmax."""
         return self.output_projection(hidden)
 
-    def forward(self, src: torch.Tensor, tgt: torch.Tensor, src_mask: torch.Tensor | None = None,
+    def forward(self, src: torch.Tensor, tgt: torch.Tensor,
+                src_mask: torch.Tensor | None = None,
                 tgt_mask: torch.Tensor | None = None) -> torch.Tensor:
-        """Encode ``src`` (B, S), decode ``tgt`` (B, T) and project: logits (B, T, V).
-        ``src_mask`` serves the encoder and cross-attention (see :meth:`encode`, :meth:`decode`)."""
+        """src (B, S), tgt (B, T) -> logits (B, T, V); ``src_mask`` serves
+        the encoder and cross-attention (as for encode and decode)."""
         memory = self.encode(src, src_mask)
         return self.project(self.decode(tgt, memory, src_mask, tgt_mask))
 
@@ -359,12 +307,6 @@ def xavier_init(model: nn.Module, *embeddings: Embeddings) -> None:
                 nn.init.zeros_(module.bias)
     for embedding in embeddings:
         nn.init.xavier_uniform_(embedding.token.weight)
-
-
-def _query_rows(mask: torch.Tensor | None, start: int) -> torch.Tensor | None:
-    """A mask's rows for the queries from position ``start`` on: (B, T_q - start, T_k); a mask
-    with one row (the same for every query) stays as it is."""
-    return mask if mask is None or mask.shape[1] == 1 else mask[:, start:]
 
 
 def _record_weights(module: MultiHeadAttention, into: list[torch.Tensor],

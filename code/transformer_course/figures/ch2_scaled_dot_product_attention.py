@@ -171,20 +171,29 @@ def plot_score_comparison(table: pd.DataFrame) -> Figure:
     return fig
 
 
-def plot_lr_sweep(sweep: pd.DataFrame) -> Figure:
-    """Held-out accuracy against the learning rate, one line per score function (median over
-    seeds, min-max band, the best rate of ``lr_sweep.best_of_sweep`` ringed), one panel per d_k.
+def plot_lr_sweep(sweep: pd.DataFrame, selection_seeds: Sequence[int] | None = None,
+                  reported_seeds: Sequence[int] | None = None) -> Figure:
+    """Held-out accuracy against the learning rate, one line per score function, one panel per
+    d_k: the median over ``reported_seeds``, a band from their worst to their best seed, and a
+    ring at the rate ``lr_sweep.best_of_sweep`` chooses on ``selection_seeds``.
 
     Args:
         sweep: one row per run, as ``lr_sweep.run_sweep`` returns it (chapter 2).
+        selection_seeds, reported_seeds: the seeds the rate is chosen on and the seeds drawn;
+            ``None`` (either): every seed of ``sweep``.
     """
-    best = best_of_sweep(sweep).set_index(["d_k", "score"])["best_lr"]
+    every_seed = tuple(sorted(sweep["seed"].unique()))
+    selection_seeds = every_seed if selection_seeds is None else tuple(selection_seeds)
+    reported_seeds = every_seed if reported_seeds is None else tuple(reported_seeds)
+    best = best_of_sweep(sweep, selection_seeds=selection_seeds,
+                         reported_seeds=reported_seeds).set_index(["d_k", "score"])["best_lr"]
+    palette = colours(sweep["score"])  # the same colour for a score in every panel
+    sweep = sweep[sweep["seed"].isin(reported_seeds)]
     widths = sorted(sweep["d_k"].unique())
     cols = min(2, len(widths))
     rows = math.ceil(len(widths) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols + 0.6, 2.6 * rows + 0.4),
                              sharex=True, sharey=True, squeeze=False)
-    palette = colours(sweep["score"])  # the same colour for a score in every panel
     for ax, d_k in zip(axes.flat, widths, strict=False):
         at_width = sweep[sweep["d_k"] == d_k]
         for (score, rows), marker in zip(at_width.groupby("score", sort=False), "o^s",

@@ -192,22 +192,41 @@ def best_rates(sweep: pd.DataFrame) -> pd.DataFrame:
 
     The rule: the factor whose seeds reach every validation sequence in the fewest steps
     (median over the seeds, a run that never did counting as infinitely many); ties go to the
-    higher median test sequence accuracy, then to the factor nearer the baseline's rate (1).
-    The result keeps the sweep's columns and adds "factors_tried" (the variant's factors, as a
-    sorted tuple).
+    factor nearer the baseline's rate (1), then to the lower. Only the validation steps of the
+    rows given decide: the test scores play no part. The result keeps the sweep's columns and
+    adds "factors_tried" (the variant's factors, as a sorted tuple).
     """
     rows = []
     for _, group in sweep.groupby("variant", sort=False):
         scores = []
         for factor, runs in group.groupby("lr_factor"):
             steps = runs["first_step_at_target"].fillna(math.inf)
-            scores.append((statistics.median(steps.tolist()),
-                           -statistics.median(runs["sequence_accuracy"].tolist()),
-                           abs(math.log(factor)), factor))
+            scores.append((statistics.median(steps.tolist()), abs(math.log(factor)), factor))
         best = min(scores)[-1]
         chosen = group[group["lr_factor"] == best].copy()
         chosen["factors_tried"] = [tuple(sorted(group["lr_factor"].unique()))] * len(chosen)
         rows.append(chosen)
+    return pd.concat(rows, ignore_index=True)
+
+
+def chosen_rates(selection: pd.DataFrame, report: pd.DataFrame) -> pd.DataFrame:
+    """The runs of ``report`` at the factor :func:`best_rates` chooses for each variant on the
+    runs of ``selection`` (other seeds of the same sweep), one row per reported seed.
+
+    So the seeds reported played no part in choosing their rate. The result has ``report``'s
+    columns and "factors_tried" (the factors of the variant's selection runs), in the order of
+    the variants in ``selection``.
+
+    Raises:
+        ValueError: if ``report`` has no run of a variant at the factor chosen for it.
+    """
+    rows = []
+    for _, best in best_rates(selection).groupby("variant", sort=False):
+        variant, factor = best["variant"].iloc[0], best["lr_factor"].iloc[0]
+        at_best = report[(report["variant"] == variant) & (report["lr_factor"] == factor)]
+        if at_best.empty:
+            raise ValueError(f"report has no run of {variant!r} at the chosen factor {factor:g}")
+        rows.append(at_best.assign(factors_tried=[best["factors_tried"].iloc[0]] * len(at_best)))
     return pd.concat(rows, ignore_index=True)
 
 
@@ -218,10 +237,10 @@ def _factor_label(factor: float) -> str:
     return f"× 1/{1 / factor:g}"
 
 
-def fair_summary(sweep: pd.DataFrame, budget: int,
+def fair_summary(best: pd.DataFrame, budget: int,
                  paper: Mapping[str, str] = TABLE3_ROWS) -> pd.DataFrame:
-    """One row per variant of :func:`run_lr_sweep`'s runs, each at its best rate
-    (:func:`best_rates`), in the sweep's order, for the page.
+    """One row per variant of the runs at each variant's best rate (:func:`chosen_rates` or
+    :func:`best_rates`), in their order, for the page.
 
     Returns:
         columns "variant", "best rate" (its factor on the baseline's, "× 1/2", with ", edge"
@@ -230,7 +249,6 @@ def fair_summary(sweep: pd.DataFrame, budget: int,
         (%)" (median and range) and "the paper's Table 3 (PPL, BLEU)" as in
         :func:`ablation_summary`.
     """
-    best = best_rates(sweep)
     rows = []
     for variant, group in best.groupby("variant", sort=False):
         factor, tried = group["lr_factor"].iloc[0], group["factors_tried"].iloc[0]

@@ -1,17 +1,22 @@
 """Runs too slow for every build of chapter 6, stored as data: the build re-runs one of each.
 
 All of them train the copy recipe (``recipes.COPY_TASK``, ``recipes.small_model``,
-``recipes.FAST_TRAINING``) from seeds 0, 1 and 2 with the budget and stopping rule of chapter
-6's comparisons (``BUDGET`` steps, stop at the first check with every validation sequence
-right), and score greedy decoding on the test set.
+``recipes.FAST_TRAINING``) from seeds 0, 1 and 2 (``SEEDS``; the sweep also from
+``SELECTION_SEEDS``) with the budget and stopping rule of chapter 6's comparisons (``BUDGET``
+steps, stop at the first check with every validation sequence right), and score greedy
+decoding on the test set.
 
 - ``uniform_lengths.csv``: training lengths drawn uniformly (the third departure of
   ``recipes.RECIPE_DEPARTURES`` undone); one row per seed (steps until every validation
   sequence was right, empty if never; greedy sequence and token accuracy on the test set).
-- ``ablation_sweep.csv``: every ablation of ``ablations.DEFAULT_ABLATIONS`` (the baseline
-  included) and the first two departures, each at the recipe's learning rate times every
-  factor of ``ablations.LR_FACTORS``, extended by ``extend_sweep``'s rule where a variant did
-  best at the edge; one row per variant, factor and seed (``ablations.run_lr_sweep``'s columns).
+- ``ablation_sweep.csv`` (``selected_sweep``): every ablation of
+  ``ablations.DEFAULT_ABLATIONS`` (the baseline included) and the first two departures, each at
+  the recipe's learning rate times every factor of ``ablations.LR_FACTORS``, from the seeds of
+  ``SELECTION_SEEDS`` (role "selection"), extended by ``extend_sweep``'s rule where a variant
+  did best at the edge; and from ``SEEDS`` (role "report") at every factor of ``LR_FACTORS``
+  and at the factor chosen on the selection seeds (``ablations.best_rates``), so that
+  ``ablations.chosen_rates`` reports seeds that played no part in choosing their rate. One
+  row per role, variant, factor and seed: "role", then ``ablations.run_lr_sweep``'s columns.
 - ``warmup_runs.csv``: the copy recipe with and without warm-up at its own peak rate and at the
   paper's peak rate (``recipes.paper_peak``); one row per setting and seed, with the training
   loss at every step (space-separated; the recipe with warm-up stops at its first check with
@@ -22,7 +27,7 @@ Each command writes its data file and, beside it, the record of the environment 
 of stored studies (``transformer_course.stored.STUDIES``) names them ``ch6-uniform-lengths``,
 ``ch6-ablation-sweep`` and ``ch6-warmup-runs``.
 
-Regenerate them (on one thread: about 10 s, 5 min and 30 s) with
+Regenerate them (on one thread: about 10 s, 7 min and 30 s) with
 
     python -m transformer_course.experiments.ch6_training.stored_runs uniform-lengths
     python -m transformer_course.experiments.ch6_training.stored_runs ablation-sweep
@@ -57,7 +62,8 @@ UNIFORM_LENGTHS = Path(__file__).with_name("uniform_lengths.csv")
 ABLATION_SWEEP = Path(__file__).with_name("ablation_sweep.csv")
 WARMUP_RUNS = Path(__file__).with_name("warmup_runs.csv")
 COLUMNS = ["seed", "first_step_at_target", "sequence_accuracy", "token_accuracy"]
-SEEDS = (0, 1, 2)
+SEEDS = (0, 1, 2)  # the seeds every table reports
+SELECTION_SEEDS = (3, 4, 5)  # the seeds that choose each variant's learning rate
 BUDGET = 150  # chapter 6's budget of steps for every comparison with the recipe
 SWEPT = DEFAULT_ABLATIONS + recipes.RECIPE_DEPARTURES[:2]  # every variant the sweep trains
 MAX_EXTENSIONS = 2  # at most this many factors added beyond either end of LR_FACTORS
@@ -95,7 +101,7 @@ def ablation_sweep(variants: Sequence[Ablation] = SWEPT, factors: Sequence[float
 
 
 def edge_factor(runs: pd.DataFrame) -> float | None:
-    """The next factor to try for one variant's sweep, or None.
+    """The next factor to try for one variant's sweep (its selection runs), or None.
 
     The rule: if the best factor (``ablations.best_rates``) is the lowest tried, try half of
     it; if the highest, twice it; but only where its seeds got every validation sequence right
@@ -112,19 +118,54 @@ def edge_factor(runs: pd.DataFrame) -> float | None:
     return factor / 2 if factor == tried[0] else factor * 2
 
 
-def extend_sweep(sweep: pd.DataFrame, variants: Sequence[Ablation] = SWEPT) -> pd.DataFrame:
-    """``sweep`` with each variant's extra factors (:func:`edge_factor`) trained and added."""
+def extend_sweep(sweep: pd.DataFrame, variants: Sequence[Ablation] = SWEPT,
+                 seeds: tuple[int, ...] = SELECTION_SEEDS) -> pd.DataFrame:
+    """``sweep`` (runs on ``seeds``) with each variant's extra factors (:func:`edge_factor`)
+    trained on ``seeds`` and added; each variant's runs in order of factor and seed."""
     parts = []
     for variant in variants:
         runs = sweep[sweep["variant"] == variant.name]
         while (factor := edge_factor(runs)) is not None:
+            runs = pd.concat([runs, ablation_sweep([variant], (factor,), seeds)],
+                             ignore_index=True)
+        parts.append(runs.sort_values(["lr_factor", "seed"], kind="stable"))
+    return pd.concat(parts, ignore_index=True)
+
+
+def with_chosen_factors(selection: pd.DataFrame, report: pd.DataFrame,
+                        variants: Sequence[Ablation] = SWEPT) -> pd.DataFrame:
+    """``report`` (runs on ``SEEDS``) with the runs on ``SEEDS`` it lacks at each variant's
+    factor chosen on ``selection`` (``ablations.best_rates``) trained and added; each
+    variant's runs in order of factor and seed."""
+    chosen = best_rates(selection).groupby("variant", sort=False)["lr_factor"].first()
+    parts = []
+    for variant in variants:
+        runs = report[report["variant"] == variant.name]
+        factor = chosen[variant.name]
+        if factor not in set(runs["lr_factor"]):
             runs = pd.concat([runs, ablation_sweep([variant], (factor,))], ignore_index=True)
         parts.append(runs.sort_values(["lr_factor", "seed"], kind="stable"))
     return pd.concat(parts, ignore_index=True)
 
 
+def with_roles(selection: pd.DataFrame, report: pd.DataFrame) -> pd.DataFrame:
+    """The stored table: ``selection``'s rows, then ``report``'s, each marked in a first
+    column "role" ("selection" or "report")."""
+    return pd.concat([selection.assign(role="selection"), report.assign(role="report")],
+                     ignore_index=True)[["role", *selection.columns]]
+
+
+def selected_sweep(variants: Sequence[Ablation] = SWEPT) -> pd.DataFrame:
+    """The study ``ch6-ablation-sweep`` (see the module's docstring): the sweep on
+    ``SELECTION_SEEDS``, extended (:func:`extend_sweep`), and on ``SEEDS`` at every factor of
+    ``LR_FACTORS`` and each variant's chosen one (:func:`with_chosen_factors`)."""
+    selection = extend_sweep(ablation_sweep(variants, seeds=SELECTION_SEEDS), variants)
+    report = with_chosen_factors(selection, ablation_sweep(variants), variants)
+    return with_roles(selection, report)
+
+
 def stored_ablation_sweep() -> pd.DataFrame:
-    """The stored rows of the extended :func:`ablation_sweep` (see the module's docstring)."""
+    """The stored rows of :func:`selected_sweep` (see the module's docstring)."""
     return pd.read_csv(ABLATION_SWEEP)
 
 
@@ -167,7 +208,7 @@ def _main() -> None:
     if args.what == "uniform-lengths":
         path, table = UNIFORM_LENGTHS, uniform_lengths()
     elif args.what == "ablation-sweep":
-        path, table = ABLATION_SWEEP, extend_sweep(ablation_sweep())
+        path, table = ABLATION_SWEEP, selected_sweep()
     else:
         path, table = WARMUP_RUNS, warmup_runs()
         table["losses"] = [" ".join(f"{x:.6f}" for x in run) for run in table["losses"]]
