@@ -30,8 +30,6 @@ def test_information_flow():
     fig = why_attention.plot_information_flow(n)
     assert isinstance(fig, Figure) and len(fig.axes) == 2
     rnn_ax, att_ax = fig.axes
-    assert rnn_ax.get_title().startswith("Recurrent layer")
-    assert att_ax.get_title().startswith("Self-attention layer")
     assert _arrows(rnn_ax) == n + (n - 1)  # x_i -> h_i and h_{i-1} -> h_i
     assert _arrows(att_ax) == n * n  # every input to every output
     assert any(f"through {n - 1} steps" in t.get_text() for t in rnn_ax.texts)
@@ -81,7 +79,6 @@ def test_seq2seq():
     n = 4
     fig = why_attention.plot_seq2seq(n)
     left, right = fig.axes
-    assert "one vector" in left.get_title() and "additive attention" in right.get_title()
     # left: chains (n - 1 encoder, n - 2 decoder), inputs (n) and the one link c (1)
     assert _arrows(left) == (n - 1) + (n - 2) + n + 1
     assert _arrows(right) == (n - 1) + (n - 2) + n + 1 + n  # plus one look-back per h_j
@@ -96,7 +93,6 @@ def _summary() -> pd.DataFrame:
 def test_thread_scaling():
     fig = why_attention.plot_thread_scaling(_summary())
     wall, busy = fig.axes
-    assert "Wall-clock" in wall.get_title() and "busiest" in busy.get_title()
     assert list(wall.get_xticks()) == [1, 2] and wall.get_xlabel() == "threads"
     np.testing.assert_allclose(wall.lines[0].get_ydata(), [10.0, 20.0])
     np.testing.assert_allclose(busy.lines[0].get_ydata(), [10.0, 5.0])

@@ -207,7 +207,7 @@ class Code:
                 elif entry.is_dir() and (entry / "__init__.py").is_file() \
                         and entry.name.isidentifier():
                     top_packages.append(entry.name)
-                    code._index_package(entry.name, entry)
+                    code.index_package(entry.name, entry)
         if top_packages:
             import grimp
 
@@ -220,14 +220,14 @@ class Code:
                 sys.path[:] = saved
         return code
 
-    def _index_package(self, name: str, folder: Path) -> None:
+    def index_package(self, name: str, folder: Path) -> None:
         self.files[name] = folder / "__init__.py"
         self.packages.add(name)
         for entry in sorted(folder.iterdir()):
             if entry.name.startswith(".") or entry.name == "__pycache__":
                 continue
             if entry.is_dir() and (entry / "__init__.py").is_file():
-                self._index_package(f"{name}.{entry.name}", entry)
+                self.index_package(f"{name}.{entry.name}", entry)
             elif entry.suffix == ".py" and entry.name != "__init__.py":
                 self.files[f"{name}.{entry.stem}"] = entry
 
@@ -271,7 +271,7 @@ class Code:
             for path in walk_files(folder):
                 inner = path.relative_to(folder).parts
                 # a subpackage's files, and sibling modules, are covered only if imported
-                if len(inner) > 1 and self._is_package_dir(folder, inner[:-1]):
+                if len(inner) > 1 and self.is_package_dir(folder, inner[:-1]):
                     continue
                 if len(inner) == 1 and path.suffix == ".py":
                     continue
@@ -279,7 +279,7 @@ class Code:
         return sorted(files) + sorted(self.pins)
 
     @staticmethod
-    def _is_package_dir(folder: Path, parts: tuple[str, ...]) -> bool:
+    def is_package_dir(folder: Path, parts: tuple[str, ...]) -> bool:
         return any((folder.joinpath(*parts[:i]) / "__init__.py").is_file()
                    for i in range(1, len(parts) + 1))
 
@@ -342,15 +342,15 @@ class Cache:
 
     def __init__(self, path: Path):
         self.path = path
-        self._cache = None
+        self.opened = None
 
     @property
     def jc(self) -> Any:
-        if self._cache is None:
+        if self.opened is None:
             from jupyter_cache import get_cache
 
-            self._cache = get_cache(str(self.path))
-        return self._cache
+            self.opened = get_cache(str(self.path))
+        return self.opened
 
     def has_executed(self, hashkey: str | None) -> bool:
         """Whether the cache still holds the execution stored under ``hashkey`` (no import)."""
