@@ -175,19 +175,22 @@ def test_singlehtml_visitors_cover_the_books_extensions(tmp_path: Path) -> None:
     assert handlers["singlehtml"] == handlers["html"]
 
 
-SINGLE_PAGE = """\
+FOLDED_PAGE = """\
 ---
 jupytext: {text_representation: {extension: .md, format_name: myst}}
 kernelspec: {display_name: Python 3, language: python, name: python3}
 ---
 
-# A page with a folded cell and an exercise
+# A page with a folded cell
 
 ```{code-cell} ipython3
 :tags: [hide-input]
 1 + 1
 ```
+"""
 
+
+SINGLE_PAGE = FOLDED_PAGE + """
 ```{exercise}
 :label: ex-one
 
@@ -212,21 +215,6 @@ def test_singlehtml_renders_a_folded_cell_next_to_an_exercise(tmp_path: Path,
     app.build()
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert "<details" in page and "Show code cell source" in page and "Add one and one" in page
-
-
-FOLDED_PAGE = """\
----
-jupytext: {text_representation: {extension: .md, format_name: myst}}
-kernelspec: {display_name: Python 3, language: python, name: python3}
----
-
-# A page with a folded cell
-
-```{code-cell} ipython3
-:tags: [hide-input]
-1 + 1
-```
-"""
 
 
 @pytest.mark.parametrize("with_fix", [False, True], ids=["myst-nb alone", "with sphinx_fixes"])
