@@ -130,7 +130,6 @@ def best_rates(table: pd.DataFrame) -> dict[str, float]:
 
 def _run_row(args: tuple[Variant, float, int, StudyConfig, str]) -> dict[str, object]:
     variant, lr, seed, config, role = args
-    set_threads(1)
     return run(variant, lr, seed, config, role=role)
 
 
@@ -141,7 +140,7 @@ def sweep(variants: Sequence[Variant] = VARIANTS, peak_lrs: Sequence[float] = PE
     :func:`best_rates` rate with the :data:`SEEDS` (about 17 CPU s a run); ``jobs`` runs
     that many at once, each on one thread; ``progress`` prints each row as it comes."""
     def runs(cells: list[tuple[Variant, float, int, StudyConfig, str]]) -> list[dict]:
-        with ProcessPoolExecutor(jobs) as pool:
+        with ProcessPoolExecutor(jobs, initializer=set_threads, initargs=(1,)) as pool:
             rows = []
             for row in pool.map(_run_row, cells):
                 rows.append(row)
