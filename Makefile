@@ -36,7 +36,7 @@ PORT ?= 8000
 # a glyph (mathtext's italic pi) in a fallback font, so one figure's bytes differ between runs.
 export MPLCONFIGDIR ?= $(abspath $(VENV))/matplotlib
 
-.PHONY: help book test test-fast notebooks lab serve lint bench clean student pdf launch-branch pack \
+.PHONY: help book test check test-fast notebooks lab serve lint bench clean student pdf launch-branch pack \
   assignments grade
 
 help:  ## list the targets
@@ -77,16 +77,25 @@ $(DEV_INSTALLED): requirements-dev.txt tools/npm_assets.py $(INSTRUCTOR_INSTALLE
 book: $(INSTALLED)  ## build the HTML course into _build/html (re-executes the chapters an edit touched)
 	$(BIN)/python tools/build_book.py --jobs $(JOBS) $(BOOK) $(CACHE_INPUTS)
 
-# pytest-xdist spreads the tests over $(JOBS) workers; tests/xdist_groups.py keeps the browser tests
-# (and test_binder.py) together on one worker.
-test: book $(DEV_INSTALLED)  ## build the book, then run every test (code, site, browser)
-	CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
-	$(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
+# Three tiers of one suite. `make check`, what CI runs, is every test: `make test`, then the
+# tests marked `pipeline`, each of which reruns a whole pipeline for minutes (every chapter on
+# other numeric paths and on the oldest torch, every platform's lock, the editions, Binder's
+# JupyterLab, grading, throwaway book builds, the benchmarks). `make test` is every other test
+# (the package, PyTorch parity, the built site, the browser), about two minutes once the book is
+# built; `make test-fast` leaves out what needs the book or a browser too: the edit-test loop.
+# pytest-xdist spreads the tests over $(JOBS) workers; tests/xdist_groups.py keeps the browser
+# tests (and test_binder.py) together on one worker.
+PYTEST = CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
+  $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
 
-# The edit-test loop: the unit tests alone, without building the book (no site, build or browser
-# test).
-test-fast: $(DEV_INSTALLED)  ## run the unit tests only (no book build, no browser)
-	$(BIN)/python -m pytest -n $(JOBS) -m "not build and not browser and not site"
+test: book $(DEV_INSTALLED)  ## build the book, then run every test but the pipeline reruns (about 2 min)
+	$(PYTEST) -m "not pipeline"
+
+check: test  ## everything CI runs: make test, then the pipeline reruns (about 15 min on 2 cores)
+	$(PYTEST) -m pipeline
+
+test-fast: $(DEV_INSTALLED)  ## run the unit tests only (no book build, no browser, no pipeline)
+	$(BIN)/python -m pytest -n $(JOBS) -m "not pipeline and not browser and not site"
 
 # The site's notebook downloads (tools/launch_site.py): each chapter executed, its Markdown made
 # readable with that execution's numbers.

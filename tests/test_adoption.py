@@ -93,7 +93,7 @@ def test_workflows_are_valid_github_workflows(tmp_path: Path) -> None:
 
 def test_the_workflow_caches_executions_builds_tests_and_deploys() -> None:
     """The publishing workflow restores the cache tools/build_book.py executes into, runs
-    make book and make test, and deploys the site the build writes."""
+    make book and make check (every test), and deploys the site the build writes."""
     workflow = yaml.safe_load((WORKFLOWS / "publish.yml").read_text())
     triggers = workflow.get(True, workflow.get("on"))  # YAML 1.1 reads the key `on` as True
     assert triggers["push"]["branches"] == [book_config()["repository"]["branch"]]
@@ -107,13 +107,13 @@ def test_the_workflow_caches_executions_builds_tests_and_deploys() -> None:
                       settings.cache.with_name(settings.cache.name + ".chapters.json")
                       .relative_to(REPO).as_posix()}
     runs = [step.get("run", "").strip() for step in steps]
-    assert runs.index("make book") < runs.index("make test")
-    assert runs.index("make test") < runs.index("make launch-branch")
+    assert runs.index("make book") < runs.index("make check")
+    assert runs.index("make check") < runs.index("make launch-branch")
     published = "_build/launch-branch"  # make launch-branch's: the site, student/, Binder's
     assert uses["actions/upload-pages-artifact"]["with"]["path"] == published
     assert published in {step["with"]["path"] for step in steps
                          if step.get("uses", "").startswith("actions/upload-artifact")}
-    assert "tags" in triggers["push"] and runs.index("make test") < runs.index("make pack")
+    assert "tags" in triggers["push"] and runs.index("make check") < runs.index("make pack")
     assert "actions/deploy-pages" in uses
     deploy = next(job for job in workflow["jobs"].values()
                   if any(step.get("uses", "").startswith("actions/deploy-pages") for step in

@@ -133,7 +133,7 @@ def test_attention_worker_answers_in_a_process_of_its_own():
     assert timing["repeats"] == 2 and 0 < timing["min"] <= timing["median"] <= timing["max"]
 
 
-@pytest.mark.build
+@pytest.mark.pipeline
 def test_quick_run_of_every_section(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr("bench.attention_bench._run", _worker_in_this_process)
     book = throwaway_book(tmp_path / "book", CHAPTER.format(code=str(tmp_path / "book" / "code")),

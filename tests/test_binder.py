@@ -331,6 +331,7 @@ def quoted_number(chapter: Path, glued: dict) -> str:
 
 
 @pytest.mark.browser
+@pytest.mark.pipeline
 def test_jupyterlab_runs_a_chapter_as_binder_opens_it(tmp_path: Path) -> None:
     """The chapter's readable notebook, where the launch branch has it and at the path the
     launch button opens, run from scratch in JupyterLab in a copy of the repository outside it:

@@ -210,7 +210,7 @@ def _make_book(book: Path, *extra: str) -> str:
     return out
 
 
-@pytest.mark.build
+@pytest.mark.pipeline
 def test_parallel_execution_fills_the_cache_and_an_edit_re_executes_one_chapter(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str],
 ) -> None:

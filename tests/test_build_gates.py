@@ -15,7 +15,7 @@ import pytest
 from site_utils import CHAPTER_HEADER, REPO, book_config, strip_ansi, throwaway_book
 from sphinx.util.matching import get_matching_files
 
-pytestmark = pytest.mark.build
+pytestmark = pytest.mark.pipeline
 HEADER = CHAPTER_HEADER
 FAILING_CELL = 'raise RuntimeError("canary: this cell fails on purpose")'
 PASSING_CELL = 'print("canary: " + "this cell passes")'

@@ -126,6 +126,7 @@ N1_EXACT_TOLERANCE = 1.5
 N1_PPL_TOLERANCE = 0.01
 
 
+@pytest.mark.pipeline
 def test_one_stored_cell_remeasured_at_full_size() -> None:
     """TABLE3_SHORT's "N = 1" (one layer each side, the cheapest variant), seeds 0, 1 and 2: 200
     steps on the chapter's data. Not the stored bits (another CPU picks other kernels and trains

@@ -121,6 +121,7 @@ def test_sampling_is_seeded_and_stops_at_eos():
     assert len(draw[0]) <= 31
 
 
+@pytest.mark.pipeline
 @pytest.mark.skipif(shutil.which("apt-get") is None or shutil.which("dpkg") is None,
                     reason="the extraction reads Debian packages")
 def test_the_extraction_command_reproduces_the_shipped_corpus(tmp_path):

@@ -242,6 +242,7 @@ def test_solutions_pass_every_test_stubs_none_and_package_answers_not_the_hidden
         assert all(package[:-1]) and not package[-1], f"{name}: {package}"
 
 
+@pytest.mark.pipeline
 def test_grading_a_folder_gives_full_fewer_and_no_marks(release: Path, tmp_path: Path) -> None:
     """As `make grade` runs it: a folder per student (any file name) or <student>.ipynb."""
     name, other = "ch1-ex-conv-path", "ch6-ex-shift"

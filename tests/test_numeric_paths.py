@@ -27,6 +27,8 @@ NUMERIC_PATHS = {"aten-default": "ATEN_CPU_CAPABILITY=default",
                  "mkl-compatible": "MKL_CBWR=COMPATIBLE"}
 CHAPTERS = [p for p in toc_chapters.chapters(REPO) if toc_chapters.is_notebook(REPO / p)]
 
+pytestmark = pytest.mark.pipeline
+
 
 @pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
 @pytest.mark.parametrize("path", sorted(NUMERIC_PATHS))

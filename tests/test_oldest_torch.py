@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.pipeline
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tools"))
 

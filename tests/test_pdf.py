@@ -32,7 +32,7 @@ from site_utils import (
 )
 from test_browser import chromium_path
 
-pytestmark = [pytest.mark.site, pytest.mark.build, pytest.mark.browser,
+pytestmark = [pytest.mark.site, pytest.mark.pipeline, pytest.mark.browser,
               pytest.mark.usefixtures("built_site")]
 PDF = BUILD / "pdf" / "book.pdf"
 PAGES_PER_CHAPTER = 5  # the shortest chapter prints on more than this many A4 pages

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.pipeline
 REPO = Path(__file__).resolve().parents[1]
 SETS = {"student": REPO / "requirements-student.txt", "reader": REPO / "requirements.txt"}
 SUPPORTED = {  # the README's platforms: name -> uv's target triple

@@ -23,7 +23,7 @@ from bs4 import BeautifulSoup
 from IPython.core.inputtransformer2 import TransformerManager
 from site_utils import BUILD, HTML, REPO, package_source, parse_html, toc_docnames
 
-pytestmark = [pytest.mark.site, pytest.mark.build, pytest.mark.usefixtures("built_site")]
+pytestmark = [pytest.mark.site, pytest.mark.pipeline, pytest.mark.usefixtures("built_site")]
 STUDENT = BUILD / "student"
 SOLUTION_MARK = "**Solution to"  # how a readable notebook heads a solution (readable_notebook.py)
 SOLUTION_END = "*End of the solution.*"  # and ends a gated one
