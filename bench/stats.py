@@ -12,7 +12,7 @@ class Budget:
 
     figure: str
     measured: float | None
-    limit: float
+    limit: float | None  # None: derived from measurements this run did not make
     unit: str
     note: str = ""
 
@@ -22,8 +22,9 @@ class Budget:
 
     def as_row(self) -> list[str]:
         shown = "not measured" if self.measured is None else f"{self.measured:.3g} {self.unit}"
+        limit = "n/a" if self.limit is None else f"<= {self.limit:g} {self.unit}"
         verdict = {True: "met", False: "MISSED", None: "n/a"}[self.met]
-        return [self.figure, shown, f"<= {self.limit:g} {self.unit}", verdict, self.note]
+        return [self.figure, shown.strip(), limit.strip(), verdict, self.note]
 
 
 def format_table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:

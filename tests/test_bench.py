@@ -49,6 +49,30 @@ def test_summary_and_budget_verdicts():
     assert table.splitlines()[1] == "---  --"
 
 
+def _book_results(clean: float, re_executed: list[str]) -> dict:
+    """A book section's results: two chapters of 100 s and 60 s, a 200 s serial build (so 40 s
+    of Sphinx), 2 workers, an edit rebuild of 80 s whose slowest chapter took 30 s."""
+    return {"jobs": 2, "clean": {"median": clean}, "clean_serial": {"median": 200.0},
+            "chapters": {"a.md": {"median": 100.0}, "b.md": {"median": 60.0}},
+            "edited_module": "code/m.py", "re_executed": re_executed,
+            "after_module_edit": {"median": 80.0}, "slowest_affected_chapter_s": 30.0,
+            "no_change": {"median": 0.3},
+            "determinism": {"differences": [], "outputs": 3, "timed": 0}}
+
+
+def test_book_budgets_follow_the_chapters_sphinx_and_the_edited_module():
+    # clean: 1.1 x (160 s / 2 workers + 40 s) = 132 s; edit: 1.1 x (30 s + 40 s) = 77 s
+    met = {b.figure: b for b in budgets({"book": _book_results(130.0, ["b.md"])})}
+    assert met["clean make book, all chapters"].limit == pytest.approx(132.0)
+    assert met["clean make book, all chapters"].met
+    assert met["rebuild after editing m.py"].limit == pytest.approx(77.0)
+    assert met["rebuild after editing m.py"].met is False
+    assert met["chapters re-executed after editing m.py"].met
+    missed = {b.figure: b for b in budgets({"book": _book_results(140.0, ["a.md", "b.md"])})}
+    assert missed["clean make book, all chapters"].met is False
+    assert missed["chapters re-executed after editing m.py"].met is False
+
+
 def test_attention_flops_formula():
     assert attention_flops(2, 3, 5, 7) == 4 * 2 * 3 * 5 * 5 * 7
 
