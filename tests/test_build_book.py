@@ -163,6 +163,27 @@ def test_site_inputs_are_the_sources_not_the_outputs(tmp_path: Path) -> None:
     assert build_book.site_fingerprint(book, [code]) != edited
 
 
+def test_longest_first_uses_the_build_s_measurement_then_the_book_s_record(
+        tmp_path: Path) -> None:
+    """A clean build has no measurement of its own: the book's record orders it, and a chapter
+    neither knows goes first, the largest source first."""
+    def chapter(name: str, size: int, seconds: float | None = None) -> build_book.Chapter:
+        (tmp_path / name).write_text("x" * size)
+        return build_book.Chapter(path=tmp_path / name, name=name, source_hash="",
+                                  previous={}, seconds=seconds)
+
+    short, long_, measured = chapter("short.md", 900), chapter("long.md", 100), \
+        chapter("measured.md", 500, seconds=20.0)
+    new_small, new_big = chapter("new_small.md", 10), chapter("new_big.md", 50)
+    recorded = {"short.md": 5.0, "long.md": 60.0, "measured.md": 1.0}
+    order = build_book.longest_first([short, new_small, measured, long_, new_big], recorded)
+    assert [c.name for c in order] == ["new_big.md", "new_small.md", "long.md", "measured.md",
+                                       "short.md"]
+    # without a record, the largest source goes first
+    assert [c.name for c in build_book.longest_first([long_, short], {})] == ["short.md",
+                                                                              "long.md"]
+
+
 def test_command_line_rejects_bad_arguments(tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_:

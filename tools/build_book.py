@@ -13,11 +13,14 @@
 2. **Execution, in parallel.** Every chapter that has no cached execution for its current cells
    runs in a worker process of this tool (nbclient, as jupyter-cache's own executors run it, in
    a temporary folder when ``run_in_temp`` is set), one worker per core and the longest chapters
-   first. This process then stores each executed notebook in the jupyter-cache MyST-NB reads,
-   through jupyter-cache's public ``cache_notebook_bundle``, one at a time: MyST-NB then finds
-   each of them there ("Using cached notebook") and executes nothing. Each chapter is still one
-   kernel, single-threaded by its own ``setup_notebook()``. A chapter that raises fails the build
-   here with its traceback (the others are still cached).
+   first: by this build folder's last measurement of each, else by the book's own record
+   (``_execution_seconds.yml`` beside ``_toc.yml``, which a clean build needs: a long chapter
+   started last leaves the other workers idle while it runs). This process then stores each
+   executed notebook in the jupyter-cache MyST-NB reads, through jupyter-cache's public
+   ``cache_notebook_bundle``, one at a time: MyST-NB then finds each of them there ("Using
+   cached notebook") and executes nothing. Each chapter is still one kernel, single-threaded by
+   its own ``setup_notebook()``. A chapter that raises fails the build here with its traceback
+   (the others are still cached).
 3. **The site.** ``jupyter-book build --all -W -n --keep-going`` into a fresh ``_build/html``, its
    output also written to ``_build/build.log``, exactly as before: every build that does anything
    reads every page, so a warning fails every build, not only the first. Only when nothing the
@@ -58,6 +61,7 @@ FORMAT = 1  # bump when what a fingerprint covers changes: every chapter then re
 PREFIX = "build_book:"
 STRICT_ENV = "TRANSFORMER_COURSE_STRICT"  # transformer_course.claims.STRICT_ENV
 EXECUTION_SETTINGS = "_config.yml's execute settings"  # their digest joins every fingerprint
+EXPECTED_SECONDS = "_execution_seconds.yml"  # the book's record of each chapter's seconds
 # How jupyter-cache reads a chapter as MyST-NB does: MyST Markdown through MyST-NB's own reader
 # plugin, notebooks as they are.
 READ_DATA = {".md": {"name": "myst_nb_md", "type": "plugin"},
@@ -494,17 +498,33 @@ def execute_chapter(job: tuple[str, Any, int, bool, bool]) -> tuple[str, Any, fl
     return path, notebook, time.perf_counter() - started, ""
 
 
-def execute(chapters: list[Chapter], cache: Cache, settings: Settings, jobs: int) -> list[str]:
-    """Execute ``chapters`` into the cache, ``jobs`` at a time, longest (as last measured) first.
+def recorded_seconds(book: Path) -> dict[str, float]:
+    """The book's record of each chapter's execution seconds (``_execution_seconds.yml``:
+    {chapter path relative to the book: seconds}); empty when it has none."""
+    path = book / EXPECTED_SECONDS
+    return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
+
+
+def longest_first(chapters: list[Chapter], recorded: dict[str, float]) -> list[Chapter]:
+    """The order to start ``chapters`` in: longest first, by this build's last measurement, else
+    by ``recorded``; a chapter neither knows goes first, the largest source first (the best
+    guess there is: it has the most to run)."""
+    def estimate(chapter: Chapter) -> tuple[bool, float, int]:
+        seconds = chapter.seconds if chapter.seconds is not None else recorded.get(chapter.name)
+        return seconds is None, seconds or 0.0, chapter.path.stat().st_size
+
+    return sorted(chapters, key=estimate, reverse=True)
+
+
+def execute(chapters: list[Chapter], cache: Cache, settings: Settings, jobs: int,
+            recorded: dict[str, float]) -> list[str]:
+    """Execute ``chapters`` into the cache, ``jobs`` at a time, longest first (``longest_first``).
     Returns one message per chapter that failed."""
     import multiprocessing
 
     from jupyter_cache.base import CacheBundleIn
 
-    # longest first, by the last execution's seconds; a chapter never executed here goes
-    # first, the largest source first (the best guess there is: it has the most to run)
-    order = sorted(chapters, key=lambda c: (c.seconds is not None, -(c.seconds or 0),
-                                            -c.path.stat().st_size))
+    order = longest_first(chapters, recorded)
     by_path = {str(c.path.absolute()): c for c in order}
     work = [(path, c.read(), settings.timeout, settings.allow_errors, settings.in_temp)
             for path, c in by_path.items()]
@@ -587,7 +607,7 @@ def build(book: Path, inputs: list[Path], jobs: int) -> int:
         write_json(stamp_path, {"chapters": {c.name: c.entry() for c in chapters}})
         if to_run and jobs > 0:
             started = time.perf_counter()
-            failures = execute(to_run, cache, settings, jobs)
+            failures = execute(to_run, cache, settings, jobs, recorded_seconds(book))
             executed = [c for c in to_run if c.hashkey]
             write_json(stamp_path, {"chapters": {c.name: c.entry() for c in chapters}})
             say(f"executed {len(executed)} of {len(to_run)} chapter(s) in "
