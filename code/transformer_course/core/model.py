@@ -14,7 +14,7 @@ Arguments are checked where they enter: :class:`TransformerConfig` checks the si
 ``encode``/``decode`` check tokens and masks (their ``@checked_by`` lines); the layers inside
 trust their caller. The modules from :class:`PositionwiseFeedForward` to
 :meth:`Transformer.forward` are the model as chapter 5 shows it, in one listing. Decoding one
-token at a time with a key-value cache belongs to :mod:`.decoding`, which reads these layers'
+token at a time with a key-value cache belongs to :mod:`.kv_cache`, which reads these layers'
 parts.
 """
 

@@ -9,7 +9,7 @@ role and split into heads by a reshape, so the parameter count equals one head o
 The module's arguments are checked where a reader calls in (the ``@checked_by`` line); the
 forward pass itself is the equation. Decoding with a key-value cache reuses the pieces,
 :meth:`MultiHeadAttention.split_heads` and :meth:`MultiHeadAttention.attend`, from
-:mod:`.decoding`.
+:mod:`.kv_cache`.
 """
 
 from __future__ import annotations
