@@ -22,15 +22,15 @@ def _workers(book: dict) -> str:
     return f"{book['jobs']} chapters at a time, 1 thread each"
 
 
+def _executed_seconds(book: dict) -> float:
+    """The chapters' summed execution: each one's median in the serial builds."""
+    return sum(c["median"] for c in book["chapters"].values())
+
+
 def sphinx_seconds(book: dict) -> float:
     """What a clean serial build spends besides executing chapters (Sphinx, mostly): its median
-    time less the chapters' median executions."""
-    return book["clean_serial"]["median"] - sum(c["median"] for c in book["chapters"].values())
-
-
-def _executed_per_worker(book: dict) -> float:
-    """The chapters' summed execution (serial builds' medians) over the parallel workers."""
-    return sum(c["median"] for c in book["chapters"].values()) / max(book["jobs"], 1)
+    time less the chapters' summed execution."""
+    return book["clean_serial"]["median"] - _executed_seconds(book)
 
 
 def budgets(results: dict) -> list[Budget]:
@@ -38,8 +38,9 @@ def budgets(results: dict) -> list[Budget]:
     rows = []
     book = results.get("book")
     sphinx = book and sphinx_seconds(book)
+    per_worker = book and _executed_seconds(book) / max(book["jobs"], 1)
     rows.append(Budget("clean make book, all chapters", book and book["clean"]["median"],
-                       book and round(1.1 * (_executed_per_worker(book) + sphinx), 1), "s",
+                       book and round(1.1 * (per_worker + sphinx), 1), "s",
                        f"median; 1.1 x (chapters' execution / {book['jobs']} + Sphinx "
                        f"{sphinx:.1f} s); {_workers(book)}" if book else
                        "1.1 x (chapters' execution / workers + Sphinx)"))
