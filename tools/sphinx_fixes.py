@@ -130,7 +130,9 @@ def register_singlehtml_visitors(app: Any) -> list[str]:
         return []
     added = []
     for extension, modules in SINGLEHTML_VISITORS.items():
-        for module_name, entries in modules.items() if extension in loaded else ():
+        if extension not in loaded:
+            continue
+        for module_name, entries in modules.items():
             module = importlib.import_module(module_name)
             for name, visit, depart in (entry.split() for entry in entries):
                 node = getattr(module, name, None) or getattr(nodes, name)
