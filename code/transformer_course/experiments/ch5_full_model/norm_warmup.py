@@ -183,8 +183,9 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     out = cells.unstack()
     out.columns = [f"{lr:g}" for lr in out.columns]
     report = table[table["role"] == "report"].groupby("variant")["accuracy"]
-    out[f"seeds {SEEDS[0]}–{SEEDS[-1]}"] = [
-        f"{report.median()[v]:.1f} ({report.min()[v]:.1f})" for v in out.index]
+    median, worst = report.median(), report.min()
+    out[f"seeds {SEEDS[0]}–{SEEDS[-1]}"] = [f"{median[v]:.1f} ({worst[v]:.1f})"
+                                           for v in out.index]
     out.index.name = None
     return out.loc[[v.name for v in VARIANTS if v.name in out.index]]
 
