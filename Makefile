@@ -37,7 +37,7 @@ PORT ?= 8000
 export MPLCONFIGDIR ?= $(abspath $(VENV))/matplotlib
 
 .PHONY: help book test check test-fast notebooks lab serve lint bench clean student pdf launch-branch pack \
-  assignments grade
+  assignments grade other-cpus calibrate
 
 help:  ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -93,6 +93,19 @@ test: book $(DEV_INSTALLED)  ## build the book, then run every test but the pipe
 
 check: test  ## everything CI runs: make test, then the pipeline reruns (about 15 min on 2 cores)
 	$(PYTEST) -m pipeline
+
+# Other CPUs, played on this one (tools/other_cpus.py): every chapter's download, claims strict,
+# under torch's plain kernels, MKL's vendor-neutral path and three simulated CPUs (every initial
+# weight moved by one float32 ulp: transformer_course/draws.py). `make check` runs the same runs
+# as tests (tests/test_numeric_paths.py).
+other-cpus: book  ## every chapter, claims strict, on 5 other CPUs this machine can play
+	$(BIN)/python tools/other_cpus.py --jobs $(JOBS)
+
+# The calibration file the trained claims' margins come from (bench/calibration.py): every chapter
+# on this CPU and 20 simulated others, each trained statistic's values recorded. About 1.5 hours
+# on 2 cores; CHAPTERS=06,07 recalibrates only those chapters.
+calibrate: $(DEV_INSTALLED)  ## every trained statistic over 20 simulated CPUs, into calibration.json
+	$(BIN)/python -m bench.calibration --jobs $(JOBS) $(if $(CHAPTERS),--chapters $(CHAPTERS))
 
 test-fast: $(DEV_INSTALLED)  ## run the unit tests only (no book build, no browser, no pipeline)
 	$(BIN)/python -m pytest -n $(JOBS) -m "not pipeline and not browser and not site"

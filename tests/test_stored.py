@@ -9,13 +9,13 @@ import json
 import pytest
 
 from transformer_course import stored
-from transformer_course.claims import environment
+from transformer_course.claims import ClaimError, environment
 
 DATA_SUFFIXES = {".csv", ".json"}
 
 
 def data_files() -> set:
-    return {p for p in stored.EXPERIMENTS.rglob("*") if p.suffix in DATA_SUFFIXES
+    return {p for p in stored.EXPERIMENTS.parent.rglob("*") if p.suffix in DATA_SUFFIXES
             and not p.name.endswith(".environment.json")}
 
 
@@ -59,6 +59,23 @@ def test_a_chapter_table_lists_only_that_chapters_studies():
     assert set(table["study"]) == {n for n, s in stored.STUDIES.items() if 6 in s.chapters}
     assert {"ch7-measured", "ch7-opening-map"} <= set(stored.studies_table(7)["study"])
     assert len(stored.studies_table()) == len(stored.STUDIES)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, s in stored.STUDIES.items() if s.claims))
+def test_what_the_pages_say_about_a_study_holds_on_its_data(name):
+    claims = stored.study(name).data_claims()
+    assert claims, f"{name} names a claims function that checks nothing"
+    failing = [str(c) for c in claims if not c.holds]
+    assert not failing, failing
+
+
+def test_a_regeneration_stops_when_its_new_data_no_longer_bears_the_prose_out(monkeypatch):
+    name = next(n for n, s in stored.STUDIES.items() if s.claims)
+    monkeypatch.setattr(stored.StoredStudy, "data_claims", lambda self: [
+        stored.data_claim("holds", True), stored.data_claim("every seed finished", False,
+                                                            steps=[100, None])])
+    with pytest.raises(ClaimError, match="every seed finished"):
+        stored.check_data_claims(name)
 
 
 def test_an_unknown_study_is_refused():

@@ -4,7 +4,8 @@ A chapter is a MyST source (``book/*.md``, read with jupytext) or a notebook (a 
 ``_build/html/_sources/*.ipynb``). Each runs as a reader would run it: a fresh kernel whose working
 folder is an empty temporary folder outside the repository, so it leans only on the installed
 package. ``--strict`` makes every claim check raise (as in the build); ``--set NAME=VALUE`` picks
-another numeric path (``ATEN_CPU_CAPABILITY=default``, ``MKL_CBWR=COMPATIBLE``) for the kernels.
+another numeric path (``ATEN_CPU_CAPABILITY=default``, ``MKL_CBWR=COMPATIBLE``) for the kernels,
+and ``--draw K`` a simulated other CPU (``TRANSFORMER_COURSE_DRAW=K``, transformer_course.draws).
 
 Prints one line per chapter (passed or the failing cell's error, seconds) and, with ``--glued``,
 writes every chapter's glued numbers as JSON, so the numbers of two paths can be compared
@@ -22,12 +23,15 @@ import re
 import sys
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+REPO = Path(__file__).resolve().parent.parent
 STRICT_ENV = "TRANSFORMER_COURSE_STRICT"  # transformer_course.claims.STRICT_ENV
+DRAW_ENV = "TRANSFORMER_COURSE_DRAW"  # transformer_course.draws.DRAW_ENV
 GLUE_MIME = "text/plain"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
@@ -74,8 +78,9 @@ def glued_values(notebook: Any) -> dict[str, Any]:
     return values
 
 
-def run_one(path: str, timeout: int) -> Outcome:
-    """Run one chapter in a fresh kernel in an empty temporary folder."""
+def run_one(path: str, timeout: int, settings: dict[str, str] | None = None) -> Outcome:
+    """Run one chapter in a fresh kernel in an empty temporary folder, with ``settings`` added
+    to the kernel's environment (a numeric path, a draw, strictness)."""
     from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
@@ -93,11 +98,33 @@ def run_one(path: str, timeout: int) -> Outcome:
         client = NotebookClient(notebook, km=kernel, timeout=timeout,
                                 resources={"metadata": {"path": folder}})
         try:
-            client.execute(cwd=folder)
+            client.execute(cwd=folder, env={**os.environ, **(settings or {})})
         except CellExecutionError as error:
             lines = ANSI.sub("", str(error)).strip().splitlines()
             return Outcome(path, False, time.perf_counter() - start, "\n".join(lines[-12:]))
     return Outcome(path, True, time.perf_counter() - start, glued=glued_values(notebook))
+
+
+def expected_seconds(path: str) -> float:
+    """How long the chapter ``path`` (a source or its download) took, by the book's record
+    (``_execution_seconds.yml``); 0 where it has none."""
+    import yaml
+
+    record = REPO / "_execution_seconds.yml"
+    seconds = yaml.safe_load(record.read_text()) if record.is_file() else {}
+    name = Path(path).with_suffix(".md").name
+    return next((s for chapter, s in (seconds or {}).items() if Path(chapter).name == name), 0.0)
+
+
+def run_many(runs: list[tuple[str, dict[str, str]]], jobs: int, timeout: int,
+             ) -> Iterator[tuple[int, Outcome]]:
+    """Run each (chapter, settings) of ``runs``, ``jobs`` at once, the longest chapters first;
+    yields (index into ``runs``, outcome) as each finishes."""
+    order = sorted(range(len(runs)), key=lambda i: expected_seconds(runs[i][0]), reverse=True)
+    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = {pool.submit(run_one, runs[i][0], timeout, runs[i][1]): i for i in order}
+        for future in as_completed(futures):
+            yield futures[future], future.result()
 
 
 def main(argv: list[str]) -> int:
@@ -106,6 +133,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--strict", action="store_true", help="claims raise, as in the build")
     parser.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                         help="an environment variable for the kernels (a numeric path)")
+    parser.add_argument("--draw", type=int, help="a simulated other CPU: TRANSFORMER_COURSE_DRAW")
     parser.add_argument("--jobs", type=int, default=1, help="chapters run at once")
     parser.add_argument("--timeout", type=int, default=900, help="seconds a cell may take")
     parser.add_argument("--glued", type=Path, help="write the glued numbers here as JSON")
@@ -113,13 +141,16 @@ def main(argv: list[str]) -> int:
     for assignment in args.set:
         name, _, value = assignment.partition("=")
         os.environ[name] = value
+    if args.draw is not None:
+        os.environ[DRAW_ENV] = str(args.draw)
+        args.set.append(f"{DRAW_ENV}={args.draw}")
     if args.strict:
         os.environ[STRICT_ENV] = "1"
     else:
         os.environ.pop(STRICT_ENV, None)
-    paths = [str(path) for path in args.chapters]
-    with ProcessPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        outcomes = list(pool.map(run_one, paths, [args.timeout] * len(paths)))
+    runs = [(str(path), {}) for path in args.chapters]
+    outcomes = [outcome for _, outcome in sorted(run_many(runs, args.jobs, args.timeout),
+                                                 key=lambda done: done[0])]
     path_name = " ".join(args.set) or "default numeric path"
     for outcome in outcomes:
         status = "passed" if outcome.passed else "FAILED"

@@ -44,7 +44,7 @@ class ElmanRNN(nn.Module):
         """Draw every parameter uniformly from [-1/sqrt(hidden_size), 1/sqrt(hidden_size)]."""
         bound = 1.0 / math.sqrt(self.hidden_size)
         for p in self.parameters():
-            p.uniform_(-bound, bound)
+            nn.init.uniform_(p, -bound, bound)
 
     def forward(self, x: torch.Tensor, h0: torch.Tensor | None = None,
                 ) -> tuple[torch.Tensor, torch.Tensor]:

@@ -34,6 +34,7 @@ from torch import nn
 
 from transformer_course.core.checks import check_choice
 from transformer_course.core.training import TrainConfig, train
+from transformer_course.draws import initial
 
 SCORES = ("additive", "dot-product", "scaled dot-product")
 
@@ -84,11 +85,12 @@ class RetrievalModel(nn.Module):
         self.register_buffer("symbols", randn(S, V, d_k))
         self.register_buffer("label_vectors", randn(S, C, d_k) / math.sqrt(d_k))
         gain = config.init_gain / math.sqrt(d_k)  # q and k entries of variance gain^2 * d_k
-        self.w_q = nn.Parameter(gain * randn(S, d_k, d_k))
-        self.w_k = nn.Parameter(gain * randn(S, d_k, d_k))
-        v = randn(S, d_k) / math.sqrt(d_k)  # drawn for every score: the same start for all
+        # initial(): nudged by one ulp when a simulated other CPU is asked for (draws.py)
+        self.w_q = nn.Parameter(initial(gain * randn(S, d_k, d_k)))
+        self.w_k = nn.Parameter(initial(gain * randn(S, d_k, d_k)))
+        v = initial(randn(S, d_k) / math.sqrt(d_k))  # drawn for every score: the same start
         self.v = nn.Parameter(v) if score == "additive" else None
-        self.w_out = nn.Parameter(randn(S, d_k, C) / math.sqrt(d_k))
+        self.w_out = nn.Parameter(initial(randn(S, d_k, C) / math.sqrt(d_k)))
         self.divisor = math.sqrt(d_k) if score == "scaled dot-product" else 1.0
 
     def forward(self, keys: torch.Tensor, query: torch.Tensor, labels: torch.Tensor,

@@ -34,7 +34,7 @@ from transformer_course.core.decoding import greedy_decode
 from transformer_course.core.masks import padding_mask_from_tokens
 from transformer_course.core.model import Transformer
 from transformer_course.notebook import seed_everything, set_threads
-from transformer_course.stored import record_environment
+from transformer_course.stored import DataClaim, check_data_claims, data_claim, record_environment
 
 from . import corpus, data, recipe, translate
 from .pipeline import Pipeline
@@ -87,6 +87,29 @@ def stored(path: Path = MAP_PATH) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def data_claims(path: Path = MAP_PATH) -> list[DataClaim]:
+    """What chapter 1 says about the stored map (study ``ch7-opening-map``), checked on it."""
+    shown = stored(path)
+    first = shown["weights"][0]  # the row of the first German token
+    five = shown["source"].index("five")
+    strongest = [shown["source"][row.index(max(row))] for row in shown["weights"]]
+    masked_out = shown["masked_translation"]
+    return [
+        data_claim('the first German token is "fünf", its strongest weight (above one half) on '
+                   '"five", the word the intervention masks',
+                   shown["target"][0] == "fünf" and shown["masked_word"] == "five"
+                   and first[five] > 0.5 and max(first) == first[five], first_row=first),
+        data_claim('"fünf" puts almost none (below 0.1) on the words before "five"',
+                   sum(first[1:five]) < 0.1, before_five=sum(first[1:five])),
+        data_claim('"und" looks at the hyphen most, "vier" at "forty"',
+                   strongest[1:3] == ["-", "forty"], strongest=strongest),
+        data_claim('the model writes "fünfundvierzig"; without "five" only the units change',
+                   shown["translation"] == "fünfundvierzig" and masked_out != "fünfundvierzig"
+                   and masked_out.endswith("undvierzig"), translation=shown["translation"],
+                   masked_translation=masked_out),
+    ]
+
+
 def reading(shown: dict[str, Any]) -> dict[str, Any]:
     """What a map says in words: its tokens and translations, and for each German token of
     :data:`READ_ROWS` the English token it attends to most and by how much that weight leads
@@ -130,6 +153,7 @@ def main(path: Path = MAP_PATH) -> None:
                     encoding="utf-8")
     record = record_environment(path)
     print(f"wrote {path} and {record.name}", file=sys.stderr)
+    check_data_claims("ch7-opening-map")  # what the pages say about it still holds
 
 
 if __name__ == "__main__":

@@ -1,0 +1,77 @@
+"""The calibration file the trained claims' margins come from: every claim has room beyond its
+calibrated draws, the draws CI checks are apart from them, and the runner records what a chapter
+claims under each draw."""
+
+from __future__ import annotations
+
+import math
+import sys
+import textwrap
+
+import pytest
+from site_utils import REPO
+
+from transformer_course import calibration
+
+sys.path.insert(0, str(REPO / "tools"))
+import other_cpus  # noqa: E402
+
+from bench import calibration as runner  # noqa: E402
+
+STATISTICS = calibration.statistics()
+
+
+def test_the_calibration_covers_this_cpu_and_enough_simulated_others():
+    assert calibration.runs()[0] == runner.NATIVE
+    assert len(calibration.draws()) >= calibration.MIN_DRAWS
+    for key, stat in STATISTICS.items():
+        assert len(stat.values) == len(calibration.runs()), key
+
+
+@pytest.mark.parametrize("key", sorted(k for k, s in STATISTICS.items() if s.claimed))
+def test_every_trained_claim_has_room_beyond_its_calibrated_draws(key):
+    stat = STATISTICS[key]
+    assert not any(math.isnan(v) for v in stat.values), f"{key}: a run never got there"
+    assert stat.has_room(), (f"{key} ({stat.text!r}): calibrated {stat.span()}, padded "
+                             f"{stat.padded()}, but the claim says [{stat.low}, {stat.high}]")
+
+
+def test_ci_checks_draws_the_margins_were_not_calibrated_on():
+    assert not set(other_cpus.CHECK_DRAWS) & set(calibration.draws())
+
+
+@pytest.mark.pipeline
+def test_the_runner_records_every_trained_statistic_under_each_draw(tmp_path):
+    chapter = tmp_path / "tiny.md"
+    chapter.write_text(textwrap.dedent('''\
+        ---
+        jupytext:
+          text_representation: {extension: .md, format_name: myst}
+        kernelspec: {display_name: Python 3, language: python, name: python3}
+        ---
+
+        ```{code-cell} ipython3
+        import torch
+        from transformer_course.claims import claim_trained, observe
+        torch.manual_seed(0)
+        model = torch.nn.Linear(64, 1)
+        observe("tiny-weight", model.weight.double().sum())  # the initial weights, as drawn
+        x = torch.randn(64, 64)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(20):
+            optimizer.zero_grad()
+            loss = (model(x) - x.sum(1, keepdim=True)).pow(2).mean()
+            loss.backward()
+            optimizer.step()
+        claim_trained("tiny-loss", "the loss falls below 100", loss.item(), high=100.0)
+        ```
+        '''))
+    found, failures = runner.calibrate([chapter], [None, 1, 2], jobs=2, timeout=300)
+    assert not failures
+    assert set(found) == {"tiny-loss", "tiny-weight"}
+    loss = found["tiny-loss"]
+    assert (loss["low"], loss["high"], loss["chapter"]) == (None, 100.0, "tiny")
+    assert len(loss["values"]) == 3 and all(v < 100 for v in loss["values"])
+    weight = found["tiny-weight"]
+    assert weight["high"] is None and weight["low"] is None
+    assert len(set(weight["values"])) == 3  # this CPU and two simulated others: three draws
