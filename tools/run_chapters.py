@@ -102,6 +102,10 @@ def run_one(path: str, timeout: int, settings: dict[str, str] | None = None) -> 
         except CellExecutionError as error:
             lines = ANSI.sub("", str(error)).strip().splitlines()
             return Outcome(path, False, time.perf_counter() - start, "\n".join(lines[-12:]))
+        finally:  # nbclient leaves a kernel it did not create running: a pool worker that runs
+            # many chapters would keep one per chapter, each holding its memory
+            if kernel.has_kernel:
+                kernel.shutdown_kernel(now=True)
     return Outcome(path, True, time.perf_counter() - start, glued=glued_values(notebook))
 
 

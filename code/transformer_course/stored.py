@@ -170,8 +170,14 @@ def studies_table(chapter: int | None = None) -> Any:
     import pandas as pd
 
     prefix = "python -m transformer_course.experiments."
+
+    def remade_by(command: str) -> str:  # "ch2_x.lr_sweep" -> "lr_sweep"; "bench.calibration"
+        if command.startswith(prefix):
+            return command.removeprefix(prefix).split(".", 1)[1]
+        return command.removeprefix("python -m ")
+
     rows = [{"study": s.name, "file": s.path.name, "made on": s.made_on(),
-             "remade by": s.command.removeprefix(prefix).split(".", 1)[1],
+             "remade by": remade_by(s.command),
              "cost (one thread)": s.cost.removeprefix("about ")}
             for s in STUDIES.values() if chapter is None or chapter in s.chapters]
     return pd.DataFrame(rows)

@@ -1,0 +1,36 @@
+"""tools/run_chapters.py: a chapter runs in a fresh kernel with the settings asked for, and the
+kernel is gone when it is done (a pool worker runs many chapters, one kernel after another)."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import psutil
+from site_utils import REPO
+
+sys.path.insert(0, str(REPO / "tools"))
+import run_chapters  # noqa: E402
+
+CHAPTER = textwrap.dedent('''\
+    ---
+    jupytext:
+      text_representation: {extension: .md, format_name: myst}
+    kernelspec: {display_name: Python 3, language: python, name: python3}
+    ---
+
+    ```{code-cell} ipython3
+    import os
+    if os.environ.get("COURSE_TEST_SETTING") != "on":
+        raise RuntimeError("the setting did not reach the kernel")
+    ```
+    ''')
+
+
+def test_a_run_gets_its_settings_and_leaves_no_kernel_behind(tmp_path):
+    chapter = tmp_path / "tiny.md"
+    chapter.write_text(CHAPTER)
+    assert not run_chapters.run_one(str(chapter), 120).passed
+    outcome = run_chapters.run_one(str(chapter), 120, {"COURSE_TEST_SETTING": "on"})
+    assert outcome.passed, outcome.error
+    assert not psutil.Process().children(recursive=True)
