@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 import pytest
-from site_utils import REPO
+from site_utils import CHAPTER_HEADER, REPO
 
 from transformer_course import calibration
 
@@ -43,13 +43,7 @@ def test_ci_checks_draws_the_margins_were_not_calibrated_on():
 @pytest.mark.pipeline
 def test_the_runner_records_every_trained_statistic_under_each_draw(tmp_path):
     chapter = tmp_path / "tiny.md"
-    chapter.write_text(textwrap.dedent('''\
-        ---
-        jupytext:
-          text_representation: {extension: .md, format_name: myst}
-        kernelspec: {display_name: Python 3, language: python, name: python3}
-        ---
-
+    chapter.write_text(CHAPTER_HEADER + textwrap.dedent('''
         ```{code-cell} ipython3
         import torch
         from transformer_course.claims import claim_trained, observe

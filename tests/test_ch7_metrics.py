@@ -71,3 +71,9 @@ def test_error_classes():
         == "several digits wrong"
     counts = errors.error_classes([6000, 45], ["sechs", "fünfundvierzig"])
     assert counts == {"wrong magnitude": 1, "correct": 1}
+
+
+def test_the_sign_test():
+    assert metrics.sign_test(5, 5) == 1.0
+    assert metrics.sign_test(10, 0) == pytest.approx(2 / 2 ** 10)
+    assert metrics.sign_test(3, 1) == metrics.sign_test(1, 3) == pytest.approx(2 * 5 / 16)

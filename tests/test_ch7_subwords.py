@@ -85,3 +85,10 @@ def test_vocabulary_puts_specials_first_and_round_trips():
     ids = vocab.encode(["vier", "zig"])
     assert ids.dtype == torch.long and vocab.decode(ids) == ["vier", "zig"]
     assert vocab.decode([1, *ids.tolist(), 2, 5, 0]) == ["vier", "zig"]  # stops at EOS
+
+
+def test_the_german_morphemes_are_a_uniquely_decodable_code():
+    assert subwords.uniquely_decodable(subwords.GERMAN_MORPHEMES)
+    assert not subwords.uniquely_decodable([*subwords.GERMAN_MORPHEMES, "s"])  # ein·s = eins
+    assert not subwords.uniquely_decodable(["a", "ab", "bc", "c"])  # a·bc = ab·c
+    assert subwords.uniquely_decodable(["0", "01", "11"])  # a suffix code

@@ -90,3 +90,20 @@ def test_decoding_and_translating(trained):
     T, S = len(result.target_tokens) + 1, len(result.source_tokens) + 2
     assert [tuple(m.shape) for m in result.cross] == [(4, T, S)] * 2
     assert torch.allclose(result.cross[0].sum(dim=-1), torch.ones(4, T))
+    tokens = [h.tokens for h in result.hypotheses]
+    assert len(set(tokens)) == len(tokens)  # never the same token sequence twice
+    assert all(h.text == pipe.target.join([t for t in h.tokens if t != "<s>"])
+               for h in result.hypotheses)
+
+
+def test_a_start_symbol_inside_a_hypothesis_shows_in_its_tokens_not_its_text(trained):
+    """Two hypotheses can write the same text: the text drops a <s> the model wrote inside one
+    (as the model of chapter 7 does for 512,345 on some CPUs); their tokens differ."""
+    _, _, pipe, *_ = trained
+    ids = [pipe.target_vocab.ids[t] for t in ("fünf", "und", "vier", "zig")]
+    plain = translate.hypothesis(pipe, torch.tensor([BOS_ID, *ids, EOS_ID]), -1.0, -0.5)
+    inside = translate.hypothesis(pipe, torch.tensor([BOS_ID, *ids[:3], BOS_ID, ids[3], EOS_ID]),
+                                  -6.0, -3.0)
+    assert plain.text == inside.text == "fünfundvierzig"
+    assert plain.pieces() == "fünf · und · vier · zig"
+    assert inside.pieces() == "fünf · und · vier · <s> · zig"

@@ -202,3 +202,19 @@ def test_the_top_k_checker_passes_the_package_and_names_a_wrong_answer():
             check_top_k_probabilities(wrong)
     with pytest.raises(TypeError, match="fn"):
         check_top_k_probabilities("not a function")
+
+
+def test_the_stored_studys_data_claims_read_the_file_they_are_given(tmp_path):
+    """What the page says about the stored study is checked on the file named, so a
+    regeneration that no longer bears a sentence out names that sentence."""
+    import json
+
+    from transformer_course.experiments.ch8_real_sentences import stored_models
+
+    results = json.loads(stored_models.RESULTS.read_text(encoding="utf-8"))
+    assert all(c.holds for c in stored_models.data_claims())
+    results["scores"]["test_beam"]["bleu"] = results["scores"]["test_greedy"]["bleu"]
+    path = tmp_path / "stored_models.json"
+    path.write_text(json.dumps(results), encoding="utf-8")
+    failing = [c.text for c in stored_models.data_claims(path) if not c.holds]
+    assert failing == ["beam search adds about a point of BLEU"]

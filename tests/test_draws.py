@@ -79,6 +79,14 @@ def test_models_built_alike_stay_alike_and_the_random_stream_is_untouched(draw):
     assert torch.equal(after_draw, torch.rand(4))
 
 
+def test_a_draw_leaves_a_model_on_the_meta_device_buildable(draw):
+    with torch.device("meta"):
+        model = Transformer(CONFIG)  # nothing to move: counting parameters still works
+    assert all(p.is_meta for p in model.parameters())
+    assert sum(p.numel() for p in model.parameters()) == sum(
+        v.numel() for v in build(MODELS["Transformer"]).values())
+
+
 def test_two_draws_are_two_cpus():
     draws.install(1)
     try:

@@ -36,3 +36,32 @@ def test_the_stored_sweep_holds_both_models_at_every_rate_and_selection_seed() -
     assert tuple(table.columns) == hr.COLUMNS
     assert set(zip(table["heads"], table["peak_lr"], table["seed"], strict=True)) == {
         (h, lr, s) for h in (1, 2) for lr in hr.RATES for s in hr.SELECTION_SEEDS}
+
+
+def test_the_summary_reads_best_rates_and_median_steps_off_a_sweep() -> None:
+    rows = [(1, 1e-3, [300, 320, 900]), (1, 1e-2, [310, 330, 340]),
+            (2, 1e-3, [200, 210, 220]), (2, 1e-2, [100, 150, 200])]
+    table = pd.DataFrame([{"heads": h, "peak_lr": lr, "seed": s, "steps_to_learn": n,
+                           "final_loss": 0.1}
+                          for h, lr, steps in rows for s, n in enumerate(steps)])
+    rates = hr.summary(table)
+    assert rates.rates == (1e-3, 1e-2) and rates.best == {1: 1e-3, 2: 1e-2}
+    assert (rates.best_steps(1), rates.best_steps(2)) == (320, 150)
+    shown = rates.table()
+    assert list(shown.index) == ["1 head", "2 heads"] and list(shown.columns) == ["0.001", "0.01"]
+    assert shown.loc["2 heads", "0.001"] == 210
+
+
+def test_what_the_page_says_about_the_stored_sweep_holds() -> None:
+    claims = hr.data_claims()
+    assert claims and all(c.holds for c in claims), [str(c) for c in claims if not c.holds]
+
+
+def test_a_sweep_where_one_head_does_best_at_the_edge_fails_the_page(tmp_path) -> None:
+    table = hr.stored()
+    table.loc[(table["heads"] == 1) & (table["peak_lr"] == min(hr.RATES)), "steps_to_learn"] = 30
+    changed = tmp_path / "head_rates.csv"
+    table.to_csv(changed, index=False)
+    failing = [c.text for c in hr.data_claims(changed) if not c.holds]
+    assert any("inside the grid" in text for text in failing)
+    assert any("rate the chapter trains" in text for text in failing)

@@ -159,6 +159,16 @@ def test_head_jobs_picks_two_different_heads() -> None:
 def test_clean_split_thresholds(own, other, clean) -> None:
     assert HeadJobs(0, 1, own, other, 0.95, 0.01).clean is clean
     assert HeadJobs(0, 1, 0.95, 0.01, own, other).clean is clean
+    for jobs in (HeadJobs(0, 1, own, other, 0.95, 0.01), HeadJobs(0, 1, 0.95, 0.01, own, other)):
+        assert (jobs.clean_margin >= 0) is clean  # the margin says what clean says
+
+
+def test_clean_margin_and_separation_by_hand() -> None:
+    jobs = HeadJobs(0, 1, prev_own=0.9, prev_other=0.05, marked_own=0.85, marked_other=0.02)
+    assert jobs.clean_margin == pytest.approx(min(0.85 - CLEAN_OWN, CLEAN_OTHER - 0.05))
+    assert jobs.separation == pytest.approx(min(0.9 - 0.05, 0.85 - 0.02))
+    sharing = HeadJobs(0, 1, prev_own=0.5, prev_other=0.45, marked_own=0.4, marked_other=0.45)
+    assert sharing.separation == pytest.approx(-0.05) and sharing.clean_margin < 0
 
 
 def test_specialisation_table() -> None:

@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import pandas as pd
 import pytest
+import torch
 
 from transformer_course.experiments.ch2_scaled_dot_product_attention import lr_sweep
 from transformer_course.experiments.ch2_scaled_dot_product_attention.score_functions import (
@@ -100,3 +101,42 @@ def test_the_stored_sweep_records_where_it_was_made():
     env = record.environment()
     assert env["recorded"] and env["threads"] == 1  # main() runs the sweep on one thread
     assert {"cpu", "cpu_capability", "torch", "numpy"} <= set(env)
+
+
+def test_read_sweep_quotes_best_of_sweep_and_the_runs_at_one_rate():
+    sweep = lr_sweep.stored_sweep()
+    reading = lr_sweep.read_sweep(sweep)
+    best = lr_sweep.best_of_sweep(sweep)
+    assert reading.best.equals(best)
+    assert reading.medians.equals(best.pivot(index="d_k", columns="score", values="median"))
+    at_1e2 = sweep[sweep["lr"] == TRAINING.peak_lr]
+    assert reading.accuracy.loc[64, "additive"] == at_1e2.query(
+        "d_k == 64 and score == 'additive'")["accuracy"].median()
+    assert (reading.closed == 1 - reading.gap_best / reading.gap_fixed).all()
+    assert (reading.small, reading.large) == (min(lr_sweep.SWEEP.widths),
+                                              max(lr_sweep.SWEEP.widths))
+    with pytest.raises(ValueError, match="no runs"):
+        lr_sweep.at_rate(sweep, 0.5)
+
+
+def test_the_replayed_cell_is_the_unscaled_model_at_the_widest_width_and_its_rate():
+    best = lr_sweep.best_of_sweep(lr_sweep.stored_sweep())
+    score, d_k, lr = lr_sweep.replayed_cell(best)
+    row = best.query("score == 'dot-product' and d_k == @d_k")
+    assert (score, d_k) == ("dot-product", max(lr_sweep.SWEEP.widths))
+    assert lr == row["best_lr"].item()
+
+
+def test_main_checks_what_the_page_says_about_the_new_sweep(tmp_path, monkeypatch):
+    checked = []
+    monkeypatch.setattr(lr_sweep, "run_sweep", lr_sweep.stored_sweep)
+    monkeypatch.setattr(lr_sweep, "SWEEP_PATH", tmp_path / "lr_sweep.csv")
+    monkeypatch.setattr(lr_sweep, "check_data_claims", checked.append)
+    deterministic, threads = torch.are_deterministic_algorithms_enabled(), torch.get_num_threads()
+    try:
+        lr_sweep.main()
+    finally:
+        torch.use_deterministic_algorithms(deterministic)
+        torch.set_num_threads(threads)
+    assert checked == ["ch2-lr-sweep"]
+    assert (tmp_path / "lr_sweep.environment.json").is_file()

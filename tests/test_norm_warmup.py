@@ -83,6 +83,42 @@ def test_the_stored_sweep_holds_the_grid_and_the_reported_seeds_at_the_chosen_ra
     assert not set(nw.SEEDS) & set(nw.SELECTION_SEEDS)
 
 
+def test_findings_give_each_variants_first_failing_rate_above_its_chosen_one() -> None:
+    pre, post = nw.VARIANTS[0].name, nw.VARIANTS[3].name
+    table = pd.DataFrame(
+        _rows("selection", {(pre, 1e-3): [90, 95, 99], (pre, 2e-3): [3, 4, 60],
+                            (pre, 4e-3): [1, 2, 0], (post, 1e-3): [40, 50, 60],
+                            (post, 2e-3): [30, 30, 30], (post, 4e-3): [10, 20, 6]})
+        + _rows("report", {(pre, 1e-3): [99, 100, 98], (post, 1e-3): [45, 55, 65]})
+    ).assign(prefix_loss=2.0)  # seeds 0-2 only: not the replayed run (seed 3)
+    found = nw.findings(table)
+    assert found.chosen == {pre: 1e-3, post: 1e-3} and found.rates == [1e-3, 2e-3, 4e-3]
+    assert found.fails_from(pre) == 2e-3  # median 4 < 5
+    assert found.fails_from(post) is None  # every higher rate still learns something
+    assert (found.worst[pre], found.best[post]) == (98, 65)
+    assert found.replayed_loss is None  # no row for the replayed run
+
+
+def test_the_replayed_run_is_a_stored_selection_run_whose_replayed_steps_are_warm_up() -> None:
+    variant, peak_lr, seed = nw.REPLAYED
+    assert variant in nw.VARIANTS and peak_lr in nw.PEAK_LRS and seed in nw.SELECTION_SEEDS
+    config = nw.StudyConfig()
+    assert nw.PREFIX <= round(config.warmup_fraction * config.steps)
+    low, high = nw.REPLAY_BOUNDS
+    assert low < nw.findings(nw.stored()).replayed_loss < high
+
+
+def test_the_data_claims_fail_on_a_sweep_that_does_not_bear_the_page_out(tmp_path) -> None:
+    table = nw.stored()
+    pre_warm = nw.VARIANTS[1].name
+    table.loc[table["variant"] == pre_warm, "accuracy"] = 0.0  # now it learns nothing
+    path = tmp_path / "sweep.csv"
+    table.to_csv(path, index=False)
+    failing = [c.text for c in nw.data_claims(path) if not c.holds]
+    assert any("every pre-norm seed" in text for text in failing)
+    assert all(c.holds for c in nw.data_claims())
+
+
 def test_replay_refuses_a_study_whose_warm_up_ends_before_the_replayed_steps() -> None:
     short = nw.StudyConfig(num_layers=1, d_model=16, num_heads=2, d_ff=32, steps=40,
                            warmup_fraction=0.25, batch_size=16)  # 10 warm-up steps < PREFIX

@@ -65,6 +65,11 @@ def test_fit_over_short_window_is_exact_on_data_but_not_unique():
     assert fit.max_residual < 1e-10
     assert fit.condition > 1e12
     assert np.abs(fit.matrix - relative_position_map(5, 32)).max() > 1e-3
+    # no singular value sits near the cutoff, so every numeric path keeps the same directions
+    singular = np.linalg.svd(table[:-5], compute_uv=False)
+    cutoff = np.finfo(np.float64).eps * (len(table) - 5) * singular[0]
+    assert fit.cutoff_margin == pytest.approx(np.exp(np.abs(np.log(singular / cutoff)).min()))
+    assert fit.cutoff_margin > 2
 
 
 def test_fit_cannot_be_exact_for_odd_d_model():

@@ -7,18 +7,12 @@ import sys
 import textwrap
 
 import psutil
-from site_utils import REPO
+from site_utils import CHAPTER_HEADER, REPO
 
 sys.path.insert(0, str(REPO / "tools"))
 import run_chapters  # noqa: E402
 
-CHAPTER = textwrap.dedent('''\
-    ---
-    jupytext:
-      text_representation: {extension: .md, format_name: myst}
-    kernelspec: {display_name: Python 3, language: python, name: python3}
-    ---
-
+CHAPTER = CHAPTER_HEADER + textwrap.dedent('''
     ```{code-cell} ipython3
     import os
     if os.environ.get("COURSE_TEST_SETTING") != "on":

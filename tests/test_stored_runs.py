@@ -1,7 +1,7 @@
 """Tests for chapter 6's stored runs (experiments/ch6_training/stored_runs.py): the stored data is
-what the module says it stores (chapter 6 replays one run of each and compares what it quotes),
-the rule that extends a sweep past its ends, and the sweep's design: rates chosen on the
-selection seeds, the reported seeds run at them."""
+what the module says it stores, the rule that extends a sweep past its ends, the sweep's design
+(rates chosen on the selection seeds, the reported seeds run at them), the numbers chapter 6
+reads off the studies, and how it shows a live run beside its calibrated draws."""
 
 from __future__ import annotations
 
@@ -24,10 +24,19 @@ from transformer_course.experiments.ch6_training.stored_runs import (
     SWEPT,
     WARMUP_SETTINGS,
     edge_factor,
+    per_seed_text,
+    read_sweep,
     selected_sweep,
+    span_text,
+    steps_beside_draws,
+    steps_span_text,
+    steps_text,
     stored_ablation_sweep,
     stored_uniform_lengths,
     stored_warmup_runs,
+    sweep_numbers,
+    uniform_numbers,
+    warmup_numbers,
     warmup_runs,
     with_chosen_factors,
 )
@@ -169,3 +178,48 @@ def test_edge_factor_extends_past_a_finished_best_at_either_end_at_most_twice():
     twice = {0.0625: [70] * 3, 0.125: [80] * 3, **low}  # two extensions already
     assert best_rates(_runs(twice))["lr_factor"].iloc[0] == 0.0625
     assert edge_factor(_runs(twice)) is None
+
+
+def test_the_numbers_chapter_6_glues_are_read_off_the_stored_studies():
+    reading = read_sweep()
+    numbers = sweep_numbers(reading)
+    assert numbers["ch6-sweep-runs"] == len(stored_ablation_sweep())
+    assert [numbers[f"ch6-sweep-f{i}"] for i in (1, 2, 3, 4)] == sorted(LR_FACTORS)
+    assert numbers["ch6-sweep-base-spread"] == (numbers["ch6-sweep-base-max"]
+                                                - numbers["ch6-sweep-base-min"])
+    assert tuple(reading.recipe_steps.index) == SEEDS
+    assert all(isinstance(v, str | float) for v in numbers.values())
+    uniform = uniform_numbers(stored_uniform_lengths(), reading.recipe_steps)
+    assert {f"ch6-uniform-steps-{seed}" for seed in SEEDS} < set(uniform)
+    warm = warmup_numbers(stored_warmup_runs())
+    assert warm["ch6-uniform-loss"] == pytest.approx(math.log(recipes.COPY_TASK.vocab_size))
+
+
+def test_the_uniform_verdict_is_worded_by_the_data():
+    recipe = pd.Series([100.0, 110.0, 120.0], index=[0, 1, 2])
+
+    def verdict(steps: list[float]) -> str:
+        uniform = pd.DataFrame({"seed": [0, 1, 2], "first_step_at_target": steps,
+                                "sequence_accuracy": [1.0, 1.0, 0.99]})
+        return uniform_numbers(uniform, recipe)["ch6-uniform-verdict"]
+
+    assert verdict([110, 110, 130]) == "never fewer, and at most 10 more"
+    assert verdict([90, 110, 120]) == ("fewer for 1 of the three (by at most 10) and "
+                                       "the same for 2 of the three")
+    assert per_seed_text(pd.Series([130.0, float("nan"), 110.0])) == "130, never and 110"
+
+
+def test_a_live_run_is_shown_beside_its_calibrated_draws(monkeypatch):
+    nan = float("nan")
+    draws = {"a": [110.0, 120.0, 120.0, nan], "b": [90.0, 200.0], "c": [1.7871, 1.7902]}
+    monkeypatch.setattr(stored_runs, "calibrated_values", lambda key: draws.get(key, []))
+    assert steps_text(130.0) == "130" and steps_text(None) == f"more than {BUDGET}"
+    assert steps_text(nan) == steps_text(BUDGET + 10) == f"more than {BUDGET}"
+    assert steps_span_text("a") == f"from 110 steps to more than {BUDGET}"
+    assert steps_span_text("missing") == span_text("missing") == "not yet calibrated"
+    assert span_text("c") == "1.787 to 1.790"
+    table = steps_beside_draws({"first": ("a", 120.0), "second": ("b", nan)})
+    assert list(table.columns) == ["run", "this page", "90", "110", "120",
+                                   f"more than {BUDGET}"]
+    assert table.iloc[0, 1:].tolist() == ["120", 0, 1, 2, 1]
+    assert table.iloc[1, 1:].tolist() == [f"more than {BUDGET}", 1, 0, 0, 1]

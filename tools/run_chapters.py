@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing
 import os
 import re
 import sys
@@ -125,7 +126,10 @@ def run_many(runs: list[tuple[str, dict[str, str]]], jobs: int, timeout: int,
     """Run each (chapter, settings) of ``runs``, ``jobs`` at once, the longest chapters first;
     yields (index into ``runs``, outcome) as each finishes."""
     order = sorted(range(len(runs)), key=lambda i: expected_seconds(runs[i][0]), reverse=True)
-    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool:
+    # Spawned, not forked: a caller that has run kernels itself (a pytest worker) holds threads,
+    # and a forked child can inherit one of their locks held and wait on it forever.
+    spawn = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=max(1, jobs), mp_context=spawn) as pool:
         futures = {pool.submit(run_one, runs[i][0], timeout, runs[i][1]): i for i in order}
         for future in as_completed(futures):
             yield futures[future], future.result()

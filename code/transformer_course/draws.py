@@ -53,8 +53,10 @@ def current_draw() -> int | None:
 @torch.no_grad()
 def nudge_(tensor: torch.Tensor, draw: int) -> torch.Tensor:
     """Move every nonzero entry of the floating-point ``tensor`` one float32 ulp up or down, in
-    place, with directions drawn by a generator seeded by ``draw`` and the tensor's values."""
-    if not tensor.is_floating_point() or tensor.numel() == 0:
+    place, with directions drawn by a generator seeded by ``draw`` and the tensor's values.
+    A tensor on the meta device (a model built only to count its parameters) holds no values
+    and is left as it is."""
+    if not tensor.is_floating_point() or tensor.numel() == 0 or tensor.is_meta:
         return tensor
     values = tensor.detach().to("cpu", torch.float32).contiguous()
     digest = hashlib.blake2b(values.numpy().tobytes(), digest_size=8,

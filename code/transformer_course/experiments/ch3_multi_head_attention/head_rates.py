@@ -17,7 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -25,7 +25,7 @@ import torch
 
 from transformer_course.experiments.ch3_multi_head_attention import head_specialisation as hs
 from transformer_course.notebook import set_threads
-from transformer_course.stored import record_environment
+from transformer_course.stored import DataClaim, check_data_claims, data_claim, record_environment
 
 STORED = Path(__file__).with_name("head_rates.csv")
 COLUMNS = ("heads", "peak_lr", "seed", "steps_to_learn", "final_loss")
@@ -61,13 +61,65 @@ def best_rates(table: pd.DataFrame) -> dict[int, float]:
             for heads, rows in ranked.groupby(level="heads", sort=False)}
 
 
-def stored() -> pd.DataFrame:
+def stored(path: Path = STORED) -> pd.DataFrame:
     """The stored sweep (see the module's docstring for the command that regenerates it)."""
-    return pd.read_csv(STORED)
+    return pd.read_csv(path)
+
+
+@dataclass(frozen=True)
+class RatesSummary:
+    """What chapter 3 reads from a sweep: the rates tried, each model's best rate, and the median
+    steps to learn of every model and rate."""
+
+    rates: tuple[float, ...]  # the grid, ascending
+    best: dict[int, float]  # number of heads -> its best rate (:func:`best_rates`)
+    steps: pd.Series  # median steps to learn, indexed by (heads, peak_lr)
+
+    def best_steps(self, heads: int) -> float:
+        """The median steps to learn of the model with ``heads`` heads at its own best rate."""
+        return float(self.steps[heads, self.best[heads]])
+
+    def table(self) -> pd.DataFrame:
+        """The median steps as the page shows them: one row per model, one column per rate."""
+        shown = self.steps.unstack("peak_lr")
+        shown.columns = [f"{lr:g}" for lr in shown.columns]
+        shown.index = [f"{h} head{'s' * (h > 1)}" for h in shown.index]
+        return shown
+
+
+def summary(table: pd.DataFrame) -> RatesSummary:
+    """The :class:`RatesSummary` of the sweep ``table`` (as :func:`sweep` returns it)."""
+    return RatesSummary(rates=tuple(sorted(table["peak_lr"].unique())), best=best_rates(table),
+                        steps=table.groupby(["heads", "peak_lr"])["steps_to_learn"].median())
+
+
+def data_claims(path: Path = STORED) -> list[DataClaim]:
+    """What chapter 3 says about the stored sweep (study ``ch3-head-rates``), checked on it."""
+    table = stored(path)
+    rates = summary(table)
+    one, two = rates.best[1], rates.best[2]
+    return [
+        data_claim("the sweep trains both models at every rate of the grid from every selection "
+                   "seed", set(zip(table["heads"], table["peak_lr"], table["seed"], strict=True))
+                   == {(h, lr, s) for h in (1, 2) for lr in RATES for s in SELECTION_SEEDS}
+                   and len(table) == 2 * len(RATES) * len(SELECTION_SEEDS), rows=len(table)),
+        data_claim("each model's best rate lies inside the grid (not at its edge)",
+                   all(rates.rates[0] < r < rates.rates[-1] for r in rates.best.values()),
+                   best=rates.best),
+        data_claim("one head's best rate is the rate the chapter trains both models at",
+                   one == CONFIG.training.peak_lr, one_head=one,
+                   chapter=CONFIG.training.peak_lr),
+        data_claim("two heads do best at another rate than one head, and at their own best "
+                   "rates two heads learn sooner than one (median steps)",
+                   rates.steps[2, two] < rates.steps[2, one] < rates.steps[1, one],
+                   two=rates.best_steps(2), two_at_one_rate=float(rates.steps[2, one]),
+                   one=rates.best_steps(1)),
+    ]
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """The command line: recompute the sweep and write ``head_rates.csv``."""
+    """The command line: recompute the sweep, write ``head_rates.csv`` and its environment record,
+    and check what chapter 3 says about it (:func:`data_claims`)."""
     parser = argparse.ArgumentParser(
         prog="python -m transformer_course.experiments.ch3_multi_head_attention.head_rates",
         description=__doc__.splitlines()[0])
@@ -80,6 +132,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     record_environment(args.out)
     print(table.groupby(["heads", "peak_lr"])["steps_to_learn"].median(), file=sys.stderr)
     print(f"best rates {best_rates(table)}, written to {args.out}", file=sys.stderr)
+    if args.out.resolve() == STORED.resolve():
+        check_data_claims("ch3-head-rates")  # what the page says about it still holds
+    else:  # a sweep written elsewhere: say which of the page's sentences it would not bear out
+        for failing in (c for c in data_claims(args.out) if not c.holds):
+            print(f"the page's sentence does not hold on {args.out}: {failing}", file=sys.stderr)
 
 
 if __name__ == "__main__":

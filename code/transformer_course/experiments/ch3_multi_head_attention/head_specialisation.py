@@ -276,6 +276,21 @@ class HeadJobs:
         return (min(self.prev_own, self.marked_own) >= CLEAN_OWN
                 and max(self.prev_other, self.marked_other) <= CLEAN_OTHER)
 
+    @property
+    def clean_margin(self) -> float:
+        """How far the split lies inside the two thresholds: the smaller of the weaker head's
+        lead over CLEAN_OWN and the larger off-job share's room below CLEAN_OTHER. At least 0
+        for a clean split, negative otherwise."""
+        return min(min(self.prev_own, self.marked_own) - CLEAN_OWN,
+                   CLEAN_OTHER - max(self.prev_other, self.marked_other))
+
+    @property
+    def separation(self) -> float:
+        """How cleanly the weaker of the two heads keeps to its job: the smaller of the two
+        heads' share on its own job's token minus its share on the other job's token (near 1:
+        each head reads one token only; near 0 or below: a head reads both alike)."""
+        return min(self.prev_own - self.prev_other, self.marked_own - self.marked_other)
+
 
 def head_jobs(shares: np.ndarray) -> HeadJobs:
     """Assign the two lookups to two different heads, the pair with the largest total share.

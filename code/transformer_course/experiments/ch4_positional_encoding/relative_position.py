@@ -45,6 +45,10 @@ class ShiftFit:
     matrix: np.ndarray  # (d_model, d_model) M minimising sum_pos |M PE(pos) - PE(pos + k)|^2
     max_residual: float  # largest |M PE(pos) - PE(pos + k)| entry over the fitted positions
     condition: float  # condition number of the inputs; huge = many maps fit equally well
+    # The factor between the SVD's cutoff and the singular value nearest it (above or below).
+    # Rounding moves a singular value by about 2^-52 times the largest; while that is far less
+    # than the cutoff's distance, every numeric path keeps the same directions, and the fit.
+    cutoff_margin: float
 
 
 def fit_shift_map(encoding: np.ndarray, k: int) -> ShiftFit:
@@ -54,7 +58,8 @@ def fit_shift_map(encoding: np.ndarray, k: int) -> ShiftFit:
         encoding: (P, d_model) rows PE(0) .. PE(P - 1). k: offset, 1 <= k < P.
 
     Returns:
-        the fitted matrix, its largest residual and the condition number of PE(0 .. P - k - 1).
+        the fitted matrix, its largest residual, the condition number of PE(0 .. P - k - 1)
+        and how far its singular values stay from the cutoff that drops directions.
     """
     inputs, targets = encoding[:-k], encoding[k:]  # (P - k, d_model) each
     # Minimum-norm least squares through one SVD, which also gives the condition number.
@@ -65,7 +70,9 @@ def fit_shift_map(encoding: np.ndarray, k: int) -> ShiftFit:
     residual = np.abs(inputs @ solution - targets).max()
     with np.errstate(divide="ignore"):
         condition = singular[0] / singular[-1]
-    return ShiftFit(matrix=solution.T, max_residual=float(residual), condition=float(condition))
+        margin = np.exp(np.abs(np.log(singular / cutoff)).min())  # inf where a value is 0
+    return ShiftFit(matrix=solution.T, max_residual=float(residual), condition=float(condition),
+                    cutoff_margin=float(margin))
 
 
 def position_similarity(encoding: np.ndarray, starts: Sequence[int], offsets: Sequence[int],

@@ -10,6 +10,7 @@ model, whatever its own vocabulary; chrF works on characters and needs no split.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -78,6 +79,13 @@ def compare_decoders(first: Sequence[str], second: Sequence[str], references: Se
                              fixed=sum(a != r and b == r for a, b, r in triples),
                              broken=sum(a == r and b != r for a, b, r in triples),
                              total=len(triples))
+
+
+def sign_test(a: int, b: int) -> float:
+    """Two-sided sign test: how often a fair coin splits ``a + b`` changes at least as unevenly
+    as ``a`` against ``b`` (1 when they split evenly)."""
+    n, low = a + b, min(a, b)
+    return min(1.0, 2 * sum(math.comb(n, k) for k in range(low + 1)) / 2 ** n)
 
 
 def segmented(segmenter: Segmenter, texts: Sequence[str]) -> list[list[str]]:

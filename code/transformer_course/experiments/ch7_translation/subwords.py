@@ -107,6 +107,25 @@ class GermanMorphemes:
         return "".join(tokens)
 
 
+def uniquely_decodable(pieces: Iterable[str]) -> bool:
+    """Whether no two different sequences of ``pieces`` join (written together) into the same
+    text: the Sardinas-Patterson test. It follows the "dangling" rests a piece leaves where it
+    is the start of another piece or of a rest; the pieces are ambiguous exactly when some rest
+    is itself a piece ("eins" = "ein" + "s" would be, were "s" a piece)."""
+    code = set(pieces)
+
+    def rests(fronts: set[str], wholes: set[str]) -> set[str]:
+        return {w[len(f):] for f in fronts for w in wholes if w.startswith(f) and w != f}
+
+    dangling, seen = rests(code, code), set()
+    while dangling - seen:
+        if dangling & code:
+            return False
+        seen |= dangling
+        dangling = rests(code, dangling) | rests(dangling, code)
+    return True
+
+
 class BPESegmenter:
     """A byte-pair encoding learned by HuggingFace ``tokenizers`` (see :func:`learn_bpe`).
 

@@ -57,12 +57,26 @@ def decode(model: Transformer, pipeline: Pipeline, pairs: EncodedPairs, *,
 
 @dataclass(frozen=True)
 class Hypothesis:
-    """One finished beam hypothesis."""
+    """One finished beam hypothesis.
+
+    Attributes:
+        text: what it writes (:meth:`Pipeline.decode_target`, which drops the start symbol).
+        tokens: every token the beam chose, from the first after the start symbol to the last
+            before ``</s>``, as the vocabulary names them: a ``<s>`` the model wrote in the middle
+            stays (the text leaves it out, so two hypotheses may print alike; their tokens never
+            are alike).
+        log_prob: summed log-probability, EOS included. score: log_prob / lp(length), what beam
+            search ranks by.
+    """
 
     text: str
     tokens: tuple[str, ...]
-    log_prob: float  # summed log-probability, EOS included
-    score: float  # log_prob / lp(length), what beam search ranks by
+    log_prob: float
+    score: float
+
+    def pieces(self) -> str:
+        """The tokens joined by " · " ("fünf · und · vier · zig"), for a table."""
+        return " · ".join(self.tokens)
 
 
 @torch.no_grad()
@@ -73,6 +87,10 @@ def n_best(model: Transformer, pipeline: Pipeline, source: str, *, beam_size: in
     The beam keeps ``beam_size`` live prefixes; a hypothesis finishes when EOS is among the
     ``beam_size`` best extensions of a step (the rule of ``core.beam_search``), and the search
     goes on until no live prefix can beat the worst of the ``beam_size`` best finished ones.
+    No two hypotheses are the same token sequence: the live prefixes of a step are distinct
+    (each extends a distinct prefix, or the same one by a distinct token), and hypotheses that
+    finish at different steps differ in length. Their texts can coincide, where the model
+    wrote a ``<s>`` inside one (see :class:`Hypothesis`).
     """
     model.eval()
     src = wrap_sources(pipeline.encode_source(source)[None])  # (1, S)
@@ -101,9 +119,16 @@ def n_best(model: Transformer, pipeline: Pipeline, source: str, *, beam_size: in
             if alpha else float(scores.max())
         if len(finished) >= beam_size and finished[beam_size - 1][0] >= bound:
             break
-    return [Hypothesis(pipeline.decode_target(tokens),
-                       tuple(pipeline.target_vocab.decode(tokens)), log_prob, score)
-            for score, log_prob, tokens in finished]
+    return [hypothesis(pipeline, tokens, log_prob, score) for score, log_prob, tokens in finished]
+
+
+def hypothesis(pipeline: Pipeline, ids: torch.Tensor, log_prob: float, score: float,
+               ) -> Hypothesis:
+    """A finished hypothesis from its ids (BOS, the tokens chosen, EOS): its text, and its
+    tokens as the vocabulary names them, a ``<s>`` chosen inside it included."""
+    names = pipeline.target_vocab.tokens
+    return Hypothesis(pipeline.decode_target(ids), tuple(names[i] for i in ids[1:-1].tolist()),
+                      log_prob, score)
 
 
 @dataclass(frozen=True)

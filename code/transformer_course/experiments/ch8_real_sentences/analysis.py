@@ -4,6 +4,7 @@ what masking a source word does to the translation."""
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -12,6 +13,7 @@ from functools import cache
 from itertools import combinations
 from typing import Any
 
+import pandas as pd
 import torch
 
 from transformer_course.core.decoding import greedy_decode
@@ -200,3 +202,83 @@ def masking_test(model: Transformer, tokenizer: Any, sources: Sequence[str],
         lost += word not in words(read(model, tokenizer, source, attended).output)
         control += word not in words(read(model, tokenizer, source, other).output)
     return Masking(tried, lost / max(tried, 1), control / max(tried, 1))
+
+
+# What the page reads from the stored study ``ch8-stored-models`` (:func:`stored`). Each function
+# returns the numbers the page glues; ``stored_models.data_claims`` checks the page's sentences
+# about them on the same numbers.
+
+
+@dataclass(frozen=True)
+class DropoutCurves:
+    """The two stored translator runs' validation BLEU as they trained (dropout 0.1 and 0.3)."""
+
+    early_tokens: float  # tokens read at the third check
+    early_bleu: dict[float, float]  # validation BLEU at the third check, by dropout rate
+    final_gap: float  # how far apart the two runs' last checks are, in BLEU
+    last_bleu: float  # dropout 0.1's last check
+    fourth_last_bleu: float  # dropout 0.1's fourth check from the end
+    first_quarter_best: float  # the best BLEU of either run in the first quarter of its tokens
+
+
+def dropout_curves(results: dict[str, Any]) -> DropoutCurves:
+    """The stored runs' curves (``results``: the stored study, :func:`stored`), summarised."""
+    points = {r["dropout"]: r["curve"] for r in results["candidate_records"]}
+    total = points[0.1][-1]["tokens"]
+    return DropoutCurves(
+        early_tokens=points[0.1][2]["tokens"],
+        early_bleu={d: c[2]["validation_bleu"] for d, c in points.items()},
+        final_gap=abs(points[0.1][-1]["validation_bleu"] - points[0.3][-1]["validation_bleu"]),
+        last_bleu=points[0.1][-1]["validation_bleu"],
+        fourth_last_bleu=points[0.1][-4]["validation_bleu"],
+        first_quarter_best=max(p["validation_bleu"] for c in points.values() for p in c
+                               if p["tokens"] <= total / 4))
+
+
+def exact_matches(hypotheses: Sequence[str], references: Sequence[str]) -> float:
+    """The share of outputs identical to their reference."""
+    return sum(h == r for h, r in zip(hypotheses, references, strict=True)) / len(references)
+
+
+@dataclass(frozen=True)
+class Errors:
+    """What the stored translator gets wrong on the test books (its stored outputs)."""
+
+    kinds: dict[str, ErrorKinds]  # "greedy" and "beam" outputs
+    order: WordOrder  # the greedy outputs' word order
+    shuffled: WordOrder  # the same outputs, each shuffled (a seeded baseline)
+    frequent_names: float  # share of the references' names seen 100 times or more in training
+    ruth: dict[int, str]  # the greedy outputs of Ruth 1:2 and 1:3, by verse
+
+
+def errors(results: dict[str, Any], sets: dict[str, list[data.Verse]]) -> Errors:
+    """The kinds of error in the stored test outputs (``results``: :func:`stored`), against the
+    test books of ``sets`` (:func:`data.split_by_book`) and the English of its training books."""
+    outputs = results["outputs"]
+    refs = [v.english for v in sets["test"]]
+    sources = [v.spanish for v in sets["test"]]
+    training_english = [v.english for v in sets["train"]]
+    kinds = {how: error_kinds(outputs[f"test_{how}"], refs, sources, training_english)
+             for how in ("greedy", "beam")}
+    shuffle = random.Random(0)
+    shuffled = word_order([" ".join(shuffle.sample(h.split(), len(h.split())))
+                           for h in outputs["test_greedy"]], refs)
+    name_counts = pd.Series([n for r in refs for n in names(r)]).map(
+        pd.Series(training_english).str.split().explode().str.strip(",.;:!?“”‘’").value_counts())
+    ruth = {v.verse: outputs["test_greedy"][i] for i, v in enumerate(sets["test"])
+            if (v.book, v.chapter) == ("Ruth", 1) and v.verse in (2, 3)}
+    return Errors(kinds, word_order(outputs["test_greedy"], refs), shuffled,
+                  float((name_counts.fillna(0) >= 100).mean()), ruth)
+
+
+def best_check(curve: Sequence[dict[str, Any]]) -> int:
+    """The check of the stored writer's curve with the lowest validation perplexity."""
+    return min(range(len(curve)), key=lambda i: curve[i]["validation_perplexity"])
+
+
+def final_bleu(results: dict[str, Any]) -> dict[float, list[float]]:
+    """Validation BLEU of every stored translator run's last checkpoint (both seeds), by
+    dropout rate."""
+    runs = results["candidate_records"] + results["replicates"]
+    return {d: [r["final_checkpoint_bleu"]["validation"] for r in runs if r["dropout"] == d]
+            for d in (0.1, 0.3)}

@@ -49,6 +49,7 @@ from transformer_course.core.batching import pad_sequences, wrap_sources
 from transformer_course.core.decoding import beam_search, greedy_decode
 from transformer_course.core.model import Transformer, count_parameters
 from transformer_course.core.training import TrainConfig, evaluate, teacher_forced_loss, train
+from transformer_course.stored import DataClaim, check_data_claims, data_claim, record_environment
 
 from . import data, weights
 from .models import DecoderOnly, sample, translator_config, writer_config
@@ -303,9 +304,7 @@ def device_name(device: str) -> str:
 
 def select(args: argparse.Namespace) -> None:
     """Keep the translator with the best validation BLEU; score it on the test books; write the
-    stored files."""
-    from transformer_course.stored import record_environment
-
+    stored files; check what the chapter says about them."""
     tokenizer = bpe()
     records = [(json.loads((d / "record.json").read_text()), d) for d in args.runs]
     device = args.device
@@ -346,6 +345,76 @@ def select(args: argparse.Namespace) -> None:
     (args.into / RESULTS.name).write_text(json.dumps(results, indent=1, ensure_ascii=False))
     record_gpu(record_environment(args.into / RESULTS.name), device)
     print(json.dumps(results["scores"], indent=1))
+    if (args.into / RESULTS.name).resolve() == RESULTS.resolve():
+        check_data_claims("ch8-stored-models")  # what the page says about it still holds
+
+
+def data_claims(path: Path = RESULTS) -> list[DataClaim]:
+    """What chapter 8 says about the stored study ``ch8-stored-models``, checked on its data."""
+    from . import analysis  # which reads this module's files
+
+    results = json.loads(path.read_text(encoding="utf-8"))
+    sets = data.split_by_book(data.load_verses())
+    refs = [v.english for v in sets["test"]]
+    curves = analysis.dropout_curves(results)
+    early = {str(d): b for d, b in curves.early_bleu.items()}
+    greedy, beam = results["scores"]["test_greedy"]["bleu"], results["scores"]["test_beam"]["bleu"]
+    exact = analysis.exact_matches(results["outputs"]["test_greedy"], refs)
+    errors = analysis.errors(results, sets)
+    kinds = errors.kinds["greedy"]
+    writer = results["writer"]
+    curve, kept = writer["curve"], writer["kept_check"]
+    by_dropout = analysis.final_bleu(results)
+    return [
+        # figure "BLEU against tokens" and the paragraph after it
+        data_claim("dropout 0.3 starts slower (at the third check)",
+                   curves.early_bleu[0.3] < curves.early_bleu[0.1] - 5, **early),
+        data_claim("both end within 1.5 BLEU of each other", curves.final_gap < 1.5,
+                   gap=curves.final_gap),
+        data_claim("the curve is still rising at the end",
+                   curves.last_bleu > curves.fourth_last_bleu, last=curves.last_bleu,
+                   fourth_last=curves.fourth_last_bleu),
+        data_claim("BLEU below 5 for the first quarter of the run, in both runs",
+                   curves.first_quarter_best < 5, best=curves.first_quarter_best),
+        # "How good is it?"
+        data_claim("few greedy outputs match their reference exactly", exact < 0.1, exact=exact),
+        data_claim("15 BLEU or more on the test books", greedy >= 15, greedy=greedy),
+        data_claim("beam search adds about a point of BLEU", 0.5 < beam - greedy < 2,
+                   greedy=greedy, beam=beam),
+        # "What goes wrong"
+        data_claim("rare words are almost never found, common words mostly",
+                   kinds.rare_recall < 0.05 < 0.5 < kinds.common_recall,
+                   rare=kinds.rare_recall, common=kinds.common_recall),
+        data_claim("rare names fare far worse than names",
+                   kinds.rare_name_recall < kinds.name_recall - 0.25,
+                   rare_names=kinds.rare_name_recall, names=kinds.name_recall),
+        data_claim("beam outputs are shorter than greedy ones, both a little short",
+                   errors.kinds["beam"].length_ratio < kinds.length_ratio < 1,
+                   beam=errors.kinds["beam"].length_ratio, greedy=kinds.length_ratio),
+        data_claim("90 % or more of shared-word pairs in the reference's order, against about "
+                   "half for a shuffled output", errors.order.pairs_in_order > 0.9
+                   and abs(errors.shuffled.pairs_in_order - 0.5) < 0.05,
+                   order=errors.order, shuffled=errors.shuffled),
+        data_claim("about half the verses (40-75 %) keep every such pair in order",
+                   0.4 < errors.order.verses_in_order < 0.75, order=errors.order),
+        data_claim("most names in the references are frequent ones (100+ times in training)",
+                   errors.frequent_names > 0.5, share=errors.frequent_names),
+        data_claim('in Ruth 1:2 and 1:3 Elimelech becomes "Elkittites" and "Elaseth"',
+                   "Elkittites" in errors.ruth[2] and "Elaseth" in errors.ruth[3]
+                   and "Elimelech" not in errors.ruth[2] + errors.ruth[3], ruth=errors.ruth),
+        # "The decoder alone"
+        data_claim("the kept check is the one with the lowest validation perplexity",
+                   kept == analysis.best_check(curve), kept=kept),
+        data_claim("validation perplexity rises after it (overfitting)",
+                   curve[-1]["validation_perplexity"]
+                   > 1.3 * curve[kept]["validation_perplexity"],
+                   kept=curve[kept]["validation_perplexity"],
+                   last=curve[-1]["validation_perplexity"]),
+        # lab note "The stored study"
+        data_claim("the two dropout rates' seeds overlap on validation BLEU",
+                   min(by_dropout[0.1]) < max(by_dropout[0.3]),
+                   **{str(d): b for d, b in by_dropout.items()}),
+    ]
 
 
 def replicates(folders: list[Path]) -> list[dict[str, Any]]:
