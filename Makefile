@@ -91,7 +91,7 @@ PYTEST = CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
 test: book $(DEV_INSTALLED)  ## build the book, then run every test but the pipeline reruns (about 2 min)
 	$(PYTEST) -m "not pipeline"
 
-check: test  ## everything CI runs: make test, then the pipeline reruns (35+ min on 2 cores)
+check: test  ## everything CI runs: make test, then the pipeline reruns (about 45 min on 2 cores)
 	$(PYTEST) -m pipeline
 
 # Other CPUs, played on this one (tools/other_cpus.py): every chapter's download, claims strict,
