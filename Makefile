@@ -77,28 +77,30 @@ $(DEV_INSTALLED): requirements-dev.txt tools/npm_assets.py $(INSTRUCTOR_INSTALLE
 book: $(INSTALLED)  ## build the HTML course into _build/html (re-executes the chapters an edit touched)
 	$(BIN)/python tools/build_book.py --jobs $(JOBS) $(BOOK) $(CACHE_INPUTS)
 
-# Three tiers of one suite. `make check`, what CI runs, is every test: `make test`, then the
+# Three tiers of one suite. `make check`, what CI runs, is every test: `make test`'s, and the
 # tests marked `pipeline`, each of which reruns a whole pipeline for minutes (every chapter on
-# other numeric paths and on the oldest torch, every platform's lock, the editions, Binder's
-# JupyterLab, grading, throwaway book builds, the benchmarks). `make test` is every other test
-# (the package, PyTorch parity, the built site, the browser), about two minutes once the book is
-# built; `make test-fast` leaves out what needs the book or a browser too: the edit-test loop.
-# pytest-xdist spreads the tests over $(JOBS) workers; tests/xdist_groups.py keeps the browser
-# tests (and test_binder.py) together on one worker.
+# other CPUs and on the oldest torch, every platform's lock, the editions, Binder's JupyterLab,
+# grading, throwaway book builds, the benchmarks), all in one pytest session, longest first
+# (tests/conftest.py), so that the short tests fill the gaps the long ones leave. `make test` is
+# every other test (the package, PyTorch parity, the built site, the browser), about five minutes
+# once the book is built; `make test-fast` leaves out what needs the book or a browser too: the
+# edit-test loop. pytest-xdist spreads the tests over $(JOBS) workers; tests/xdist_groups.py keeps
+# the browser tests (and test_binder.py) together on one worker.
 PYTEST = CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
   $(BIN)/python -m pytest -n $(JOBS) --dist loadgroup
 
-test: book $(DEV_INSTALLED)  ## build the book, then run every test but the pipeline reruns (about 2 min)
+test: book $(DEV_INSTALLED)  ## build the book, then run every test but the pipeline reruns (about 5 min)
 	$(PYTEST) -m "not pipeline"
 
-check: test  ## everything CI runs: make test, then the pipeline reruns (about 45 min on 2 cores)
-	$(PYTEST) -m pipeline
+check: book $(DEV_INSTALLED)  ## everything CI runs: every test, the pipeline reruns included (about 30 min on 2 cores)
+	$(PYTEST)
 
 # Other CPUs, played on this one (tools/other_cpus.py): every chapter's download, claims strict,
-# under torch's plain kernels, MKL's vendor-neutral path and three simulated CPUs (every initial
-# weight moved by one float32 ulp: transformer_course/draws.py). `make check` runs the same runs
-# as tests (tests/test_numeric_paths.py).
-other-cpus: book  ## every chapter, claims strict, on 5 other CPUs this machine can play
+# on three other CPUs, each another draw (every initial weight moved by one float32 ulp:
+# transformer_course/draws.py), two of them on another numeric path as well (torch's plain
+# kernels; MKL's vendor-neutral code). `make check` runs the same as tests, the third on the
+# oldest torch (tests/test_numeric_paths.py, tests/test_oldest_torch.py).
+other-cpus: book  ## every chapter, claims strict, on 3 other CPUs this machine can play
 	$(BIN)/python tools/other_cpus.py --jobs $(JOBS)
 
 # The calibration file the trained claims' margins come from (bench/calibration.py): every chapter

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from transformer_course import calibration
 from transformer_course.calibration import CALIBRATION_PATH, MIN_DRAWS, RECORD_ENV, Statistic
+from transformer_course.claims import STRICT_ENV
 from transformer_course.draws import DRAW_ENV
 from transformer_course.stored import record_environment
 
@@ -68,7 +69,9 @@ def calibrate(chapters: list[Path], draws: list[int | None], jobs: int, timeout:
     with tempfile.TemporaryDirectory(prefix="calibration-") as folder:
         records = [Path(folder) / f"{chapter.stem}-{run_label(draw).replace(' ', '')}.jsonl"
                    for chapter, draw in pairs]
-        runs = [(str(chapter), {RECORD_ENV: str(record), "OMP_NUM_THREADS": "1",
+        # never strict, whatever the caller's environment: a calibration run records every
+        # statistic, a claim not calibrated yet among them
+        runs = [(str(chapter), {RECORD_ENV: str(record), "OMP_NUM_THREADS": "1", STRICT_ENV: "0",
                                 **({} if draw is None else {DRAW_ENV: str(draw)})})
                 for (chapter, draw), record in zip(pairs, records, strict=True)]
         for i, outcome in run_chapters.run_many(runs, jobs, timeout):

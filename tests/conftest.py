@@ -5,19 +5,40 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 import torch
-from site_utils import require_site
+from site_utils import REPO, require_site
 from xdist_groups import pytest_xdist_make_scheduler  # noqa: F401 (the xdist hook)
+
+sys.path.insert(0, str(REPO / "tools"))
+import run_chapters  # noqa: E402
+
+# The longest tests, by module, longest first. pytest-xdist hands tests to its workers in the
+# order they were collected, so a long test collected late runs alone at the end while the other
+# workers idle; started first, the short tests fill in around it (`make check` runs every test in
+# one session for that reason).
+LONG_FIRST = ("test_oldest_torch.py", "test_numeric_paths.py", "test_student_edition.py",
+              "test_pdf.py", "test_browser.py", "test_binder.py")
+
+
+def _order(item: pytest.Item) -> tuple[int, float]:
+    """Where ``item`` runs: by module (LONG_FIRST), then the longest chapter first."""
+    module = item.path.name
+    chapter = getattr(item, "callspec", None) and item.callspec.params.get("chapter")
+    seconds = run_chapters.expected_seconds(str(chapter)) if isinstance(chapter, Path) else 0.0
+    return (LONG_FIRST.index(module) if module in LONG_FIRST else len(LONG_FIRST), -seconds)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Mark every test that reads the built site ``site``: `make test-fast` leaves them out."""
+    """Mark every test that reads the built site ``site`` (`make test-fast` leaves them out);
+    put the longest tests first."""
     for item in items:
         if "built_site" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.site)
+    items.sort(key=_order)  # stable: the rest keep their order
 
 
 @pytest.fixture(autouse=True, scope="session")

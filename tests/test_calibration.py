@@ -4,6 +4,7 @@ claims under each draw."""
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 import textwrap
@@ -41,7 +42,8 @@ def test_ci_checks_draws_the_margins_were_not_calibrated_on():
 
 
 @pytest.mark.pipeline
-def test_the_runner_records_every_trained_statistic_under_each_draw(tmp_path):
+def test_the_runner_records_every_trained_statistic_under_each_draw(tmp_path, monkeypatch):
+    monkeypatch.setenv("TRANSFORMER_COURSE_STRICT", "1")  # as a build in the same process leaves it
     chapter = tmp_path / "tiny.md"
     chapter.write_text(CHAPTER_HEADER + textwrap.dedent('''
         ```{code-cell} ipython3
@@ -69,3 +71,18 @@ def test_the_runner_records_every_trained_statistic_under_each_draw(tmp_path):
     weight = found["tiny-weight"]
     assert weight["high"] is None and weight["low"] is None
     assert len(set(weight["values"])) == 3  # this CPU and two simulated others: three draws
+
+
+def test_a_run_is_shown_beside_its_draws_or_alone_before_any_calibration(tmp_path):
+    path = tmp_path / "calibration.json"
+    entry = {"chapter": "tiny", "text": "t", "low": None, "high": None}
+    path.write_text(json.dumps({"runs": ["native", "draw 1", "draw 2"], "statistics": {
+        "a": {**entry, "values": [1.7902, None, 1.7871]},
+        "never": {**entry, "values": [None, None, None]}}}))
+    drawn = calibration.beside("a", 5.0, path)
+    assert drawn.span() == (1.7871, 1.7902) and len(drawn.values) == 3
+    assert calibration.span_text("a", ".3f", path) == "1.787 to 1.790"
+    alone = calibration.beside("new", 5.0, path)
+    assert alone.values == (5.0,) and alone.span() == (5.0, 5.0) and not alone.claimed
+    assert calibration.span_text("new", path=path) == "not yet calibrated"
+    assert calibration.span_text("never", path=path) == "not yet calibrated"

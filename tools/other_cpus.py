@@ -1,18 +1,28 @@
 """`make other-cpus`: every chapter, claims strict, on the other CPUs this machine can play.
 
 Another CPU rounds differently, and a seeded training run there is a new draw. This machine plays
-five others: torch's plain kernels (``ATEN_CPU_CAPABILITY=default``), MKL's vendor-neutral path
-(``MKL_CBWR=COMPATIBLE``) and three simulated CPUs (``TRANSFORMER_COURSE_DRAW``: every initial
-weight moved by one float32 ulp; transformer_course.draws), drawn apart from the draws the
-calibration file was made on. Every chapter runs under each, top to bottom in a fresh kernel in a
-temporary folder, with the build's strictness, so every claim must hold on each.
+others in two ways: by taking another numeric path through the same libraries (torch's plain
+kernels, ``ATEN_CPU_CAPABILITY=default``; MKL's vendor-neutral code, ``MKL_CBWR=COMPATIBLE``:
+what an older or a non-Intel CPU takes) and by simulating a CPU (``TRANSFORMER_COURSE_DRAW``:
+every initial weight moved by one float32 ulp; transformer_course.draws), with draws chosen apart
+from those the calibration file was made on. Each setting below is one other CPU that differs in
+both ways at once, so three runs of a chapter cover both paths and three draws:
+
+- ``aten-default+draw-1001``: plain kernels and draw 1001;
+- ``mkl-compatible+draw-1002``: MKL's vendor-neutral path and draw 1002;
+- ``draw-1003``: draw 1003 on this machine's own paths. CI runs this one on the oldest torch
+  the package accepts (``tests/test_oldest_torch.py``), a numeric path of its own.
+
+Every chapter runs under each, top to bottom in a fresh kernel in a temporary folder, with the
+build's strictness, so every claim must hold on each. ``--only`` takes any of them, or one path
+or draw alone (``aten-default``, ``mkl-compatible``, ``draw-K``; ``+`` joins them):
 
     python tools/other_cpus.py                       # the chapters' downloads (the built site's)
     python tools/other_cpus.py --sources             # their MyST sources, as the build runs them
-    python tools/other_cpus.py --only draw-1001 book/06_training.md
+    python tools/other_cpus.py --only draw-1004,aten-default book/06_training.md
 
-``tests/test_numeric_paths.py`` runs the same settings on the downloads, one test per chapter and
-setting. Exits 1 when any chapter fails anywhere.
+``tests/test_numeric_paths.py`` runs the settings with a numeric path on the downloads, one test
+per chapter and setting. Exits 1 when any chapter fails anywhere.
 """
 
 from __future__ import annotations
@@ -27,13 +37,31 @@ import toc_chapters
 REPO = Path(__file__).resolve().parent.parent
 HTML = REPO / "_build" / "html"
 STRICT = {"TRANSFORMER_COURSE_STRICT": "1", "OMP_NUM_THREADS": "1"}
-# Chosen after the calibration, apart from its draws (tests/test_calibration.py checks that).
-CHECK_DRAWS = (1001, 1002, 1003)
-SETTINGS: dict[str, dict[str, str]] = {
+PATHS: dict[str, dict[str, str]] = {
     "aten-default": {"ATEN_CPU_CAPABILITY": "default"},
     "mkl-compatible": {"MKL_CBWR": "COMPATIBLE"},
-    **{f"draw-{k}": {"TRANSFORMER_COURSE_DRAW": str(k)} for k in CHECK_DRAWS},
 }
+# Draws chosen after the calibration, apart from its own (tests/test_calibration.py checks that).
+SETTINGS = ("aten-default+draw-1001", "mkl-compatible+draw-1002", "draw-1003")
+OLDEST_TORCH_SETTING = "draw-1003"  # the one CI plays on the oldest torch instead
+
+
+def setting(name: str) -> dict[str, str]:
+    """The environment of a setting: paths and draws joined by "+" ("aten-default+draw-1001");
+    ValueError for a part that is neither a path of :data:`PATHS` nor ``draw-K``."""
+    env: dict[str, str] = {}
+    for part in name.split("+"):
+        if part in PATHS:
+            env.update(PATHS[part])
+        elif part.startswith("draw-") and part[5:].isdigit():
+            env["TRANSFORMER_COURSE_DRAW"] = part[5:]
+        else:
+            raise ValueError(f"setting: unknown part {part!r} of {name!r}; choose from "
+                             f"{list(PATHS)} or draw-K, joined by +")
+    return env
+
+
+CHECK_DRAWS = tuple(int(setting(name)["TRANSFORMER_COURSE_DRAW"]) for name in SETTINGS)
 
 
 def download(source: Path) -> Path:
@@ -48,19 +76,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--sources", action="store_true",
                         help="run the MyST sources instead of the built downloads")
     parser.add_argument("--only", default=",".join(SETTINGS),
-                        help=f"comma-separated settings out of {', '.join(SETTINGS)}, or draw-K")
+                        help=f"comma-separated settings (default {', '.join(SETTINGS)}); a "
+                             f"setting joins with + any of {', '.join(PATHS)} and draw-K")
     parser.add_argument("--jobs", type=int, default=1, help="chapters run at once")
     parser.add_argument("--timeout", type=int, default=1800, help="seconds a cell may take")
     args = parser.parse_args(argv)
     names = [name.strip() for name in args.only.split(",") if name.strip()]
-    settings = {}
-    for name in names:
-        if name in SETTINGS:
-            settings[name] = SETTINGS[name]
-        elif name.startswith("draw-") and name[5:].isdigit():
-            settings[name] = {"TRANSFORMER_COURSE_DRAW": name[5:]}
-        else:
-            parser.error(f"--only: unknown setting {name!r}; choose from {list(SETTINGS)}")
+    try:
+        settings = {name: setting(name) for name in names}
+    except ValueError as error:
+        parser.error(f"--only: {error}")
     sources = args.chapters or toc_chapters.chapters(REPO, notebooks_only=True)
     paths = [str(REPO / s if args.sources else download(s)) for s in sources]
     missing = [p for p in paths if not Path(p).is_file()]

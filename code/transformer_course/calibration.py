@@ -52,8 +52,10 @@ class Statistic:
         return self.low is not None or self.high is not None
 
     def span(self) -> tuple[float, float]:
-        """The smallest and largest calibrated value."""
-        return min(self.values), max(self.values)
+        """The smallest and largest calibrated value (runs that never got there, NaN, left
+        out; NaN twice where no run got there)."""
+        finite = [v for v in self.values if math.isfinite(v)]
+        return (min(finite), max(finite)) if finite else (math.nan, math.nan)
 
     def median(self) -> float:
         """The median calibrated value."""
@@ -112,3 +114,25 @@ def statistics(path: Path | None = None) -> dict[str, Statistic]:
 def statistic(key: str, path: Path | None = None) -> Statistic | None:
     """The calibrated statistic ``key``, or None where it was never calibrated."""
     return statistics(path).get(key)
+
+
+# A page shows a trained number of its own run beside the same statistic's calibrated draws.
+# Before a statistic is first calibrated (a new claim, in a build before `make calibrate`), the
+# run stands alone, so the page still reads and says "1 run".
+
+
+def beside(key: str, this_run: float, path: Path | None = None) -> Statistic:
+    """The calibrated draws of ``key`` to show ``this_run`` beside; before any calibration of
+    it, a stand-in whose only run is ``this_run``."""
+    return statistic(key, path) or Statistic(key=key, chapter="", text="", values=(this_run,),
+                                             low=None, high=None)
+
+
+def span_text(key: str, spec: str = ".3f", path: Path | None = None) -> str:
+    """The calibrated span of ``key`` as words ("1.787 to 1.790"), runs that never got there
+    left out; "not yet calibrated" where no run did."""
+    entry = statistic(key, path)
+    lowest, highest = entry.span() if entry else (math.nan, math.nan)
+    if math.isnan(lowest):
+        return "not yet calibrated"
+    return f"{lowest:{spec}} to {highest:{spec}}"

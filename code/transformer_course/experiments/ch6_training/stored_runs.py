@@ -554,15 +554,6 @@ def steps_text(steps: float | None, budget: int = BUDGET) -> str:
     return f"{steps:g}"
 
 
-def span_text(key: str, spec: str = ".3f") -> str:
-    """The calibrated span of ``key`` as words ("1.787 to 1.790"), runs that never got there
-    left out; "not yet calibrated" where the calibration has no value of it."""
-    values = [v for v in calibrated_values(key) if math.isfinite(v)]
-    if not values:
-        return "not yet calibrated"
-    return f"{min(values):{spec}} to {max(values):{spec}}"
-
-
 def steps_span_text(key: str, budget: int = BUDGET) -> str:
     """The calibrated span of a statistic of steps as words: "from 110 steps to more than 150"
     (a run that did not get there within ``budget`` counting as more); "not yet calibrated"
