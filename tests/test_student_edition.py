@@ -16,6 +16,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import fresh_envs
 import jupytext
 import nbformat
 import pytest
@@ -182,7 +183,6 @@ def test_the_notebooks_run_without_what_the_solutions_defined(student: Path) -> 
 
 
 # --- the student's set-up: requirements-student.txt alone ------------------------------------
-STUDENT_SET = REPO / "requirements-student.txt"
 SITE_TOOLCHAIN = ("sphinx", "jupyter_book", "myst_nb")
 # The plainest chapter. Every chapter runs in the student set's other pins on the oldest torch
 # (tests/test_oldest_torch.py), the translation chapters' tokenizers and sacrebleu among them.
@@ -192,17 +192,10 @@ RUN_IN_STUDENT_SET = ("01_why_attention",)
 @pytest.fixture(scope="module")
 def student_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment with the student set and the package (not editable, as a
-    student's `pip install .` or Colab's install has it), as the README's student route makes."""
-    venv = tmp_path_factory.mktemp("student-venv") / ".venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    python = venv / ("Scripts/python.exe" if sys.platform == "win32" else "bin/python")
-    # no bytecode written ahead: the run compiles only what it imports (a minute less here)
-    pip = [str(python), "-m", "pip", "install", "--quiet", "--retries", "0", "--no-compile"]
-    source = package_source(venv.parent)
-    for args in (["-r", str(STUDENT_SET)], ["--no-deps", "--no-build-isolation", str(source)]):
-        done = subprocess.run(pip + args, capture_output=True, text=True, timeout=1200)
-        assert done.returncode == 0, f"pip install {' '.join(args)} failed:\n{done.stderr[-3000:]}"
-    return python
+    student's `pip install .` or Colab's install has it), as the README's student route makes
+    (tests/fresh_envs.py)."""
+    work = tmp_path_factory.mktemp("student-venv")
+    return fresh_envs.prepared_or_built("student", work / "env", package_source(work / "source"))
 
 
 def test_the_student_set_has_no_site_toolchain(student_python: Path) -> None:
