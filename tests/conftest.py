@@ -19,8 +19,10 @@ import run_chapters  # noqa: E402
 # The longest tests, by module, longest first. pytest-xdist hands tests to its workers in the
 # order they were collected, so a long test collected late runs alone at the end while the other
 # workers idle; started first, the short tests fill in around it (`make check` runs every test in
-# one session for that reason).
-LONG_FIRST = ("test_oldest_torch.py", "test_numeric_paths.py", "test_student_edition.py",
+# one session for that reason). The two that run in fresh environments come after the chapter
+# runs: by then `make check`'s background builds of those environments are done
+# (tests/fresh_envs.py), so no worker waits on the download.
+LONG_FIRST = ("test_numeric_paths.py", "test_oldest_torch.py", "test_student_edition.py",
               "test_pdf.py", "test_browser.py", "test_binder.py")
 
 
