@@ -39,6 +39,19 @@ def test_every_trained_claim_has_room_beyond_its_calibrated_draws(key):
 
 def test_ci_checks_draws_the_margins_were_not_calibrated_on():
     assert not set(other_cpus.CHECK_DRAWS) & set(calibration.draws())
+    # every CI setting is a draw; between them they take both numeric paths
+    assert len(other_cpus.CHECK_DRAWS) == len(other_cpus.SETTINGS) >= 3
+    taken = {part for name in other_cpus.SETTINGS for part in name.split("+")}
+    assert set(other_cpus.PATHS) <= taken
+
+
+def test_a_setting_joins_paths_and_a_draw():
+    assert other_cpus.setting("aten-default+mkl-compatible+draw-7") == {
+        "ATEN_CPU_CAPABILITY": "default", "MKL_CBWR": "COMPATIBLE",
+        "TRANSFORMER_COURSE_DRAW": "7"}
+    for bad in ("draw-x", "aten", "draw-1+nope"):
+        with pytest.raises(ValueError):
+            other_cpus.setting(bad)
 
 
 @pytest.mark.pipeline
