@@ -7,8 +7,8 @@ libraries), minutes in which a test worker would wait on the network while the o
 chapters. So `make check` starts building both in the background before pytest starts
 (``python tests/fresh_envs.py --start``), into ``_build/fresh-envs/<name>``, and each test's fixture
 waits for its environment there, then installs the package as it is now into it (``--no-deps``:
-seconds). Where no build was started (pytest run by hand), the fixture builds the environment
-itself, in the test's temporary folder.
+seconds); a prepared environment serves one session. Where no build was started (pytest run by
+hand), the fixture builds the environment itself, in the test's temporary folder.
 
     python tests/fresh_envs.py --start            # both, in the background; returns at once
     python tests/fresh_envs.py student            # one, in the foreground (what --start runs)
@@ -103,6 +103,8 @@ def prepared_or_built(name: str, scratch: Path, package: Path) -> Path:
         if (folder / "failed").is_file():
             raise RuntimeError(f"the background build of {name} failed:\n"
                                f"{(folder / 'build.log').read_text()[-3000:]}")
+        # used once: a later session builds its own, with the pins as they are then
+        (folder / "started").unlink()
     else:
         folder = scratch
         build(name, folder)
