@@ -87,9 +87,10 @@ def browser() -> Iterator[Any]:
 def page(browser: Any) -> Iterator[Any]:
     """A fresh page that records console errors and refuses requests off the machine
     (``page.problems``, test_browser.PageProblems)."""
-    from test_browser import PageProblems
+    from test_browser import PAGE_TIMEOUT_MS, PageProblems
 
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
     page = context.new_page()
     page.problems = PageProblems()
     page.problems.watch(page)

@@ -30,7 +30,11 @@ from site_utils import HTML, REPO, SCREENSHOTS, toc_docnames
 pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("built_site")]
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-MATH_TIMEOUT_MS = 30_000  # MathJax typesets after the load event
+MATH_TIMEOUT_MS = 60_000  # MathJax typesets after the load event
+# Every other wait (the network falling idle, a screenshot, axe-core): generous, because in
+# `make check` a page loads beside chapters executing on every core (CI once took over 30 s to
+# settle chapter 3's page). A page that never loads still fails, only later.
+PAGE_TIMEOUT_MS = 120_000
 # TeX errors MathJax renders instead of failing: <mjx-merror> (e.g. "Double exponent") and, from
 # its noundefined extension, an unknown macro shown as red text starting with a backslash (5C).
 TEX_ERRORS_JS = r"""() => [
@@ -122,6 +126,7 @@ def check_page(browser: Browser, url: str, screenshot: Path) -> dict[str, Any]:
     """Open ``url``; return what the tests assert on (problems, images, math, axe-core's
     violations, display math cut off on a phone)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.set_default_timeout(PAGE_TIMEOUT_MS)
     page = context.new_page()
     problems = PageProblems()
     problems.watch(page)

@@ -86,7 +86,10 @@ def resolve(path: Path, target: str, python: str, folder: Path) -> subprocess.Co
                "--python-platform", target, "--python-version", python,
                "--index-strategy", "unsafe-best-match",  # pip's rule with an extra index
                str(_as_resolvable(path, folder))]
-    env = {**os.environ, "MACOSX_DEPLOYMENT_TARGET": MACOS, "UV_NO_CONFIG": "1"}
+    # UV_PYTHON_DOWNLOADS: uv would otherwise try to download the named Python (and, where it
+    # cannot reach GitHub, retry for seconds) though resolving needs no interpreter of it
+    env = {**os.environ, "MACOSX_DEPLOYMENT_TARGET": MACOS, "UV_NO_CONFIG": "1",
+           "UV_PYTHON_DOWNLOADS": "never"}
     return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600,
                           cwd=folder)
 
