@@ -146,24 +146,49 @@ class Reading:
     cross: torch.Tensor  # (T, S): row t writes output token t
 
 
+def _source_ids(tokenizer: Any, source: str) -> list[int]:
+    return [data.BOS_ID, *tokenizer.encode(source, add_special_tokens=False).ids, data.EOS_ID]
+
+
 @torch.no_grad()
-def read(model: Transformer, tokenizer: Any, source: str,
-         hidden: int | None = None) -> Reading:
-    """Translate ``source`` greedily, hiding source position ``hidden`` (counting <s> as 0)
-    from every attention if given, and read the cross-attention of the last decoder layer."""
-    ids = [data.BOS_ID, *tokenizer.encode(source, add_special_tokens=False).ids, data.EOS_ID]
+def _translate_all(model: Transformer, sources: Sequence[list[int]],
+                   hidden: Sequence[int | None]) -> list[torch.Tensor]:
+    """Greedy outputs (<s> .. </s>) of every source at once, source i's position ``hidden[i]``
+    hidden from every attention where given. Padding is masked, so a row's output is the one
+    it gets alone (up to the rounding of a larger product)."""
+    src = torch.nn.utils.rnn.pad_sequence([torch.tensor(ids) for ids in sources],
+                                          batch_first=True, padding_value=data.PAD_ID)
+    src_mask = padding_mask_from_tokens(src, data.PAD_ID)
+    for row, position in enumerate(hidden):
+        if position is not None:
+            src_mask[row, 0, position] = False
+    out = greedy_decode(model, src, models.MAX_LEN, data.BOS_ID, data.EOS_ID, src_mask=src_mask,
+                        pad_id=data.PAD_ID)
+    return [row[:int((row != data.PAD_ID).sum())] for row in out]
+
+
+@torch.no_grad()
+def _reading(model: Transformer, tokenizer: Any, ids: list[int], out: torch.Tensor,
+             hidden: int | None) -> Reading:
     src = torch.tensor([ids])
     src_mask = padding_mask_from_tokens(src, data.PAD_ID)
     if hidden is not None:
         src_mask[0, 0, hidden] = False
-    out = greedy_decode(model, src, models.MAX_LEN, data.BOS_ID, data.EOS_ID, src_mask=src_mask,
-                        pad_id=data.PAD_ID)[0]
-    out = out[:int((out != data.PAD_ID).sum())]  # <s> .. </s>
     maps = model.attention_maps(src, out[None, :-1], src_mask)
     cross = maps["cross"][-1][0].mean(dim=0)  # (T, S)
     pieces = [tokenizer.id_to_token(int(i)) for i in out[1:]]
     return Reading([tokenizer.id_to_token(i) for i in ids], pieces,
                    data.decode(tokenizer, out), cross)
+
+
+@torch.no_grad()
+def read(model: Transformer, tokenizer: Any, source: str,
+         hidden: int | None = None) -> Reading:
+    """Translate ``source`` greedily, hiding source position ``hidden`` (counting <s> as 0)
+    from every attention if given, and read the cross-attention of the last decoder layer."""
+    ids = _source_ids(tokenizer, source)
+    [out] = _translate_all(model, [ids], [hidden])
+    return _reading(model, tokenizer, ids, out, hidden)
 
 
 @dataclass(frozen=True)
@@ -181,11 +206,14 @@ def masking_test(model: Transformer, tokenizer: Any, sources: Sequence[str],
     """For each source: translate it, take the output word (a piece starting a word of four or
     more letters) with the strongest cross-attention peak (the weakest if ``flattest``), hide
     that peak's source piece and translate again; then hide a random other piece instead (a
-    control). Count how often the word is gone."""
+    control). Count how often the word is gone. (The translations run as three batches: all
+    sources as they are, then each with its peak hidden, then each with its other piece.)"""
     generator = torch.Generator().manual_seed(seed)
-    lost = control = tried = 0
-    for source in sources:
-        reading = read(model, tokenizer, source)
+    all_ids = [_source_ids(tokenizer, source) for source in sources]
+    tested = []  # (source ids, the word, its attended position, the other position)
+    for ids, out in zip(all_ids, _translate_all(model, all_ids, [None] * len(all_ids)),
+                        strict=True):
+        reading = _reading(model, tokenizer, ids, out, None)
         rows = [t for t, piece in enumerate(reading.output_tokens)
                 if piece.startswith("▁") and len(piece) >= 5]
         if not rows:
@@ -198,10 +226,15 @@ def masking_test(model: Transformer, tokenizer: Any, sources: Sequence[str],
         if not others:
             continue
         other = others[int(torch.randint(len(others), (1,), generator=generator))]
-        tried += 1
-        lost += word not in words(read(model, tokenizer, source, attended).output)
-        control += word not in words(read(model, tokenizer, source, other).output)
-    return Masking(tried, lost / max(tried, 1), control / max(tried, 1))
+        tested.append((ids, word, attended, other))
+    if not tested:
+        return Masking(0, 0.0, 0.0)
+    ids = [t[0] for t in tested]
+    lost, control = ([word not in words(data.decode(tokenizer, out))
+                      for (_, word, _, _), out in zip(tested, _translate_all(model, ids, hide),
+                                                      strict=True)]
+                     for hide in ([t[2] for t in tested], [t[3] for t in tested]))
+    return Masking(len(tested), sum(lost) / len(tested), sum(control) / len(tested))
 
 
 # What the page reads from the stored study ``ch8-stored-models`` (:func:`stored`). Each function
