@@ -131,6 +131,10 @@ def check_page(browser: Browser, url: str, screenshot: Path) -> dict[str, Any]:
     problems = PageProblems()
     problems.watch(page)
     problems.guard(page)
+    pending: dict[Any, str] = {}  # requests sent and not yet answered, to name if one hangs
+    page.on("request", lambda r: pending.__setitem__(r, r.url))
+    page.on("requestfinished", lambda r: pending.pop(r, None))
+    page.on("requestfailed", lambda r: pending.pop(r, None))
     try:
         response = page.goto(url, wait_until="load")
         math = page.locator(".math").count()
@@ -141,7 +145,11 @@ def check_page(browser: Browser, url: str, screenshot: Path) -> dict[str, Any]:
                     timeout=MATH_TIMEOUT_MS)
             except PlaywrightTimeoutError:
                 pass  # reported below as math that did not render
-        page.wait_for_load_state("networkidle")
+        try:
+            page.wait_for_load_state("networkidle")
+        except PlaywrightTimeoutError as error:
+            raise AssertionError(f"{url}: the network never fell idle; still waiting for "
+                                 f"{sorted(pending.values())}") from error
         broken_images = page.evaluate("""async () => {
             const images = Array.from(document.images);
             await Promise.all(images.map(i => i.decode().catch(() => null)));

@@ -62,10 +62,18 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(ThreadingHTTPServer):
+    # A page asks for dozens of files at once. With socketserver's listen backlog of 5, a
+    # connection that arrives while this thread is slow to accept (a busy machine) is dropped,
+    # and the browser retries it only after seconds of TCP back-off: a test that loaded a page
+    # in 4 s waited over two minutes for it beside the chapter runs.
+    request_queue_size = 128
+
+
 @contextmanager
 def serve(folder: Path) -> Iterator[str]:
     """``folder`` served on 127.0.0.1 (an ephemeral port) while the block runs; yields its URL."""
-    server = ThreadingHTTPServer((HOST, 0), functools.partial(_QuietHandler, directory=str(folder)))
+    server = _Server((HOST, 0), functools.partial(_QuietHandler, directory=str(folder)))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
