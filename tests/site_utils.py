@@ -7,10 +7,12 @@ chapter the table of contents lists, with no edits when a chapter lands.
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 from dataclasses import dataclass
 from functools import cache
@@ -99,6 +101,24 @@ def require_site() -> None:
     """Fail (never skip) when there is no built site to test."""
     if not (HTML / "index.html").is_file():
         pytest.fail(f"no built site at {HTML}: run make book first", pytrace=False)
+
+
+STUDENT = BUILD / "student"
+
+
+def student_edition() -> Path:
+    """The student edition in _build/student, built by tools/build_edition.py (or found current:
+    it rebuilds only after the site did). Two test modules use it, maybe on two pytest workers at
+    once: a lock makes the second wait for the first's build, then find it current."""
+    STUDENT.parent.mkdir(parents=True, exist_ok=True)
+    with (BUILD / ".student.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        done = subprocess.run([sys.executable, str(REPO / "tools" / "build_edition.py"),
+                               "student", str(REPO), "--out", str(STUDENT)],
+                              capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, f"the student edition did not build:\n{done.stdout[-3000:]}" \
+                                 f"\n{done.stderr[-3000:]}"
+    return STUDENT
 
 
 def site_pages() -> list[Path]:

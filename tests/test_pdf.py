@@ -28,6 +28,7 @@ from site_utils import (
     html_path,
     parse_html,
     source_path,
+    student_edition,
     toc_docnames,
 )
 from test_browser import chromium_path
@@ -133,15 +134,12 @@ PACK_CHAPTER = Path("book/04_positional_encoding.md")  # one chapter: the pack r
 
 @pytest.fixture(scope="module")
 def pack(pdf: PdfReader, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The pack for chapter 4, from this module's PDF and a student edition built for it."""
+    """The pack for chapter 4, from this module's PDF and the student edition (the one
+    tests/test_student_edition.py reads: site_utils.student_edition)."""
     import instructor_pack
 
     work = tmp_path_factory.mktemp("pack")
-    done = subprocess.run([sys.executable, str(REPO / "tools" / "build_edition.py"), "student",
-                           str(REPO), "--out", str(work / "student")],
-                          capture_output=True, text=True, timeout=900)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    archive = instructor_pack.write_pack(REPO, work / "pack", work / "student", PDF,
+    archive = instructor_pack.write_pack(REPO, work / "pack", student_edition(), PDF,
                                          only=[PACK_CHAPTER])
     assert archive.is_file()
     return work / "pack"

@@ -87,11 +87,14 @@ def test_a_script_added_after_the_builder_starts_is_on_the_page_once(tmp_path: P
 
 def test_setup_hooks_page_context_after_the_themes() -> None:
     calls, transforms = [], []
+    domains: list[tuple[Any, dict[str, Any]]] = []
     app = SimpleNamespace(connect=lambda *args, **kwargs: calls.append((args, kwargs)),
-                          add_transform=transforms.append)
+                          add_transform=transforms.append,
+                          add_domain=lambda domain, **kwargs: domains.append((domain, kwargs)))
     metadata = sphinx_fixes.setup(app)
     assert metadata["parallel_read_safe"] and metadata["parallel_write_safe"]
     assert transforms == [sphinx_fixes.UniqueExerciseIds]
+    assert domains == [(sphinx_fixes.NumrefReadsEachPageOnce, {"override": True})]
     hooks: dict[str, list] = {}
     for args, options in calls:
         hooks.setdefault(args[0], []).append((args[1], options))
@@ -227,3 +230,37 @@ def test_a_folded_cell_is_named_by_what_it_shows(tmp_path, with_fix: bool) -> No
     page = (tmp_path / "out" / "index.html").read_text(encoding="utf-8")
     assert "<summary" in page and "Show code cell source" in page
     assert (sphinx_fixes.FOLDED_CELL_SUMMARY in page) is not with_fix
+
+
+FIGURE_PAGE = "Figures\n=======\n\n" + "".join(
+    f".. _fig-{x}:\n\n.. figure:: missing-{x}.png\n\n   Caption {x}.\n\n" for x in "ab")
+CITING_PAGE = "Text\n====\n\nSee :numref:`fig-a`, :numref:`fig-b` and :numref:`fig-a` again.\n"
+TOC = "Book\n====\n\n.. toctree::\n\n   figures\n   text\n"
+
+
+@pytest.mark.parametrize("with_fix", [False, True], ids=["Sphinx alone", "with the fix"])
+def test_numbered_references_unpickle_the_target_page_once(tmp_path: Path, with_fix: bool,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sphinx 7.4.7 unpickles the whole doctree of a figure's page for each numbered reference
+    to it. The control fails, and NumrefReadsEachPageOnce can go, once it does not
+    (notes/sphinx_numref_unpickles_doctree.md). With the fix the page loads once and every
+    reference still gets its figure's number."""
+    from sphinx.environment import BuildEnvironment
+
+    loads: list[str] = []  # the pages unpickled to resolve a numbered reference
+    get_doctree = BuildEnvironment.get_doctree
+
+    def counted(env: BuildEnvironment, docname: str) -> nodes.document:
+        callers = (sys._getframe(1).f_code.co_name,  # Sphinx's resolver, or the fix's
+                   sys._getframe(2).f_code.co_name)  # and Sphinx's above it
+        if "_resolve_numref_xref" in callers:
+            loads.append(docname)
+        return get_doctree(env, docname)
+
+    monkeypatch.setattr(BuildEnvironment, "get_doctree", counted)
+    sphinx_app(tmp_path, ["sphinx_fixes"] if with_fix else [],
+               {"index.rst": TOC, "figures.rst": FIGURE_PAGE, "text.rst": CITING_PAGE},
+               conf="numfig = True\nsuppress_warnings = ['image.not_readable']\n").build()
+    assert loads == (["figures"] if with_fix else ["figures"] * 3)
+    page = (tmp_path / "out" / "text.html").read_text(encoding="utf-8")
+    assert [page.count(f"Fig. {n}") for n in (1, 2)] == [2, 1]

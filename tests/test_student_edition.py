@@ -22,10 +22,9 @@ import nbformat
 import pytest
 from bs4 import BeautifulSoup
 from IPython.core.inputtransformer2 import TransformerManager
-from site_utils import BUILD, HTML, REPO, package_source, parse_html, toc_docnames
+from site_utils import HTML, REPO, package_source, parse_html, student_edition, toc_docnames
 
 pytestmark = [pytest.mark.site, pytest.mark.pipeline, pytest.mark.usefixtures("built_site")]
-STUDENT = BUILD / "student"
 SOLUTION_MARK = "**Solution to"  # how a readable notebook heads a solution (readable_notebook.py)
 SOLUTION_END = "*End of the solution.*"  # and ends a gated one
 
@@ -33,12 +32,7 @@ SOLUTION_END = "*End of the solution.*"  # and ends a gated one
 @pytest.fixture(scope="module")
 def student() -> Path:
     """The student edition, built (or found current) by tools/build_edition.py."""
-    done = subprocess.run([sys.executable, str(REPO / "tools" / "build_edition.py"), "student",
-                           str(REPO), "--out", str(STUDENT)],
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, f"the student edition did not build:\n{done.stdout[-3000:]}" \
-                                 f"\n{done.stderr[-3000:]}"
-    return STUDENT
+    return student_edition()
 
 
 def _words(text: str) -> str:

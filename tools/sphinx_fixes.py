@@ -33,6 +33,14 @@ visible "Show code cell source": the accessible name leaves out the visible word
 2.5.3 (Label in Name; axe-core's ``label-content-name-mismatch``) forbids. The label is dropped
 from the page's body (``html-page-context``), so a summary is named by what it shows.
 
+A page unpickled at every numbered reference to it (Sphinx 7.4.7;
+``notes/sphinx_numref_unpickles_doctree.md``). To number a ``{numref}``, Sphinx's standard domain
+reads the whole doctree of the page the target is on from its pickle, once per reference. This
+book's 244 numbered references, to chapters whose doctrees hold every cell's output, cost about
+40 s of unpickling in each build (site, student edition, PDF). A subclass of the standard domain,
+put in place with the documented ``app.add_domain(..., override=True)``, hands that resolver an
+environment whose ``get_doctree`` unpickles each page once per build; the resolver only reads it.
+
 Enabled in ``_config.yml`` under ``sphinx.local_extensions``.
 """
 
@@ -40,8 +48,10 @@ from __future__ import annotations
 
 import importlib
 from typing import Any
+from weakref import WeakKeyDictionary
 
 from docutils import nodes
+from sphinx.domains.std import StandardDomain
 from sphinx.transforms import SphinxTransform
 
 SHARED_IDS = ("exercise-content", "solution-content")  # what sphinx-exercise gives every block
@@ -161,8 +171,37 @@ def name_summaries_by_their_text(app: Any, pagename: str, templatename: str,
         context["body"] = context["body"].replace(FOLDED_CELL_SUMMARY, "<summary>")
 
 
+class _DoctreesReadOnce:
+    """A build environment as the numref resolver reads it: ``get_doctree`` unpickles each page
+    once (into ``doctrees``), everything else is the environment's own."""
+
+    def __init__(self, env: Any, doctrees: dict[str, nodes.document]) -> None:
+        self._env, self._doctrees = env, doctrees
+
+    def get_doctree(self, docname: str) -> nodes.document:
+        if docname not in self._doctrees:
+            self._doctrees[docname] = self._env.get_doctree(docname)
+        return self._doctrees[docname]
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._env, name)
+
+
+_NUMREF_DOCTREES: WeakKeyDictionary[Any, dict[str, nodes.document]] = WeakKeyDictionary()
+
+
+class NumrefReadsEachPageOnce(StandardDomain):
+    """Sphinx's standard domain, its numbered references resolved from doctrees unpickled once
+    per build (see the module's notes)."""
+
+    def _resolve_numref_xref(self, env: Any, *args: Any) -> Any:
+        doctrees = _NUMREF_DOCTREES.setdefault(env, {})
+        return super()._resolve_numref_xref(_DoctreesReadOnce(env, doctrees), *args)
+
+
 def setup(app: Any) -> dict[str, Any]:
     """Register with Sphinx: run after the themes' own page hooks (default priority 500)."""
+    app.add_domain(NumrefReadsEachPageOnce, override=True)
     app.add_transform(UniqueExerciseIds)
     app.connect("builder-inited", register_singlehtml_visitors)
     app.connect("html-page-context", _dedupe_page_scripts, priority=900)
