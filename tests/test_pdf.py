@@ -2,9 +2,9 @@
 caption, the explorers as static maps, and no MyST left raw.
 
 The PDF is built once for this module by ``tools/build_edition.py pdf`` into ``_build/pdf``
-(Sphinx's singlehtml from the site's execution cache, printed by headless Chromium: about 25 s
-on a 2-core machine, nothing when the site has not changed since the last PDF; reading its text
-with pypdf takes another 10 to 15 s).
+(Sphinx's singlehtml from the site's execution cache, printed by headless Chromium: about
+1.5 minutes on an idle 2-core machine, nothing when the site has not changed since the last PDF;
+reading its text with pypdf takes another 10 to 15 s).
 """
 
 from __future__ import annotations
