@@ -113,6 +113,9 @@ def test_read_sweep_quotes_best_of_sweep_and_the_runs_at_one_rate():
     assert reading.accuracy.loc[64, "additive"] == at_1e2.query(
         "d_k == 64 and score == 'additive'")["accuracy"].median()
     assert (reading.closed == 1 - reading.gap_best / reading.gap_fixed).all()
+    # the gaps are measured to additive attention's best median, never below its chosen rate's
+    assert (reading.additive_plateau >= reading.medians["additive"]).all()
+    assert (reading.gap_best == reading.additive_plateau - reading.medians["dot-product"]).all()
     assert (reading.small, reading.large) == (min(lr_sweep.SWEEP.widths),
                                               max(lr_sweep.SWEEP.widths))
     with pytest.raises(ValueError, match="no runs"):

@@ -67,7 +67,7 @@ def test_the_summary_marks_the_chosen_rate_and_gives_the_reported_seeds() -> Non
     assert list(summary.columns) == ["0.001", "0.002", "seeds 0–2"]
     assert summary.loc[names[1], "0.001"] == "11.0"  # median of 11, 0, 100
     assert (summary["0.002"] == [f"**{20 + i}.0**" for i in range(len(names))]).all()  # chosen
-    assert (summary.iloc[:, -1] == "12.0 (2.0)").all()
+    assert (summary.iloc[:, -1] == "12.0 (2.0–22.0)").all()  # median (worst–best)
 
 
 def test_the_stored_sweep_holds_the_grid_and_the_reported_seeds_at_the_chosen_rates() -> None:

@@ -27,7 +27,9 @@ from transformer_course.experiments.ch6_training.stored_runs import (
     per_seed_text,
     read_sweep,
     selected_sweep,
+    share_text,
     steps_beside_draws,
+    steps_by_rate,
     steps_span_text,
     steps_text,
     stored_ablation_sweep,
@@ -206,6 +208,24 @@ def test_the_uniform_verdict_is_worded_by_the_data():
     assert verdict([90, 110, 120]) == ("fewer for 1 of the three (by at most 10) and "
                                        "the same for 2 of the three")
     assert per_seed_text(pd.Series([130.0, float("nan"), 110.0])) == "130, never and 110"
+
+
+def test_a_share_at_its_limit_is_said_in_words():
+    assert share_text(100.0, "least", "each") == "each got every test sequence right"
+    assert share_text(0.0, "most", "no run") == "no run got a single test sequence right"
+    assert "97.5%" in share_text(97.5, "least", "each")
+    assert "more than 2.5%" in share_text(2.5, "most", "no run")
+
+
+def test_steps_by_rate_has_a_row_per_variant_and_a_cell_per_rate_listing_each_seed():
+    nan = float("nan")
+    sweep = pd.DataFrame({"variant": ["a"] * 4 + ["b"] * 4, "lr_factor": [1.0, 1.0, 2.0, 2.0] * 2,
+                          "seed": [1, 0] * 4,
+                          "first_step_at_target": [120.0, 90.0, nan, 100.0, nan, nan, 80.0, 70.0]})
+    table = steps_by_rate(sweep, {"b": "B", "a": "A"})
+    assert list(table.index) == ["B", "A"] and len(table.columns) == 2
+    assert table.loc["A"].tolist() == ["90, 120", "100, –"]  # seeds in order; – never
+    assert table.loc["B"].tolist() == ["–, –", "70, 80"]
 
 
 def test_a_live_run_is_shown_beside_its_calibrated_draws(monkeypatch):

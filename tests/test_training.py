@@ -146,6 +146,22 @@ def test_a_short_run_learns_to_copy():
     assert decoded.shape[0] == 200 and not model.training
 
 
+def test_snapshots_are_the_model_at_their_checks_and_change_nothing_in_the_run():
+    task, held_out, model_config = tiny_setup()
+    config = TrainConfig(steps=40, batch_size=16, warmup=10, eval_every=10)
+    kept = {10: None, 30: None}
+    model, result = train_on_task(task, model_config, config, held_out, snapshots=kept)
+    _, plain = train_on_task(task, model_config, config, held_out)
+    assert result.losses == plain.losses  # copying the model at checks changes nothing
+    batch = make_batch(held_out.src, held_out.tgt)
+    for step, copy in kept.items():
+        assert copy is not model and not copy.training
+        at_step = next(e.metrics for e in result.evaluations if e.step == step)
+        assert evaluate(copy, batch, config.label_smoothing) == at_step
+    with pytest.raises(ValueError, match="snapshots"):
+        train_on_task(task, model_config, config, held_out, snapshots={15: None})
+
+
 def test_train_on_task_draws_lengths_with_the_configured_power(monkeypatch):
     import transformer_course.experiments.ch6_training.task_training as training
 

@@ -79,19 +79,29 @@ def plot_training_curves(result: TrainResult, floor: float | None = None,
     return fig
 
 
-def plot_batch_masks(batch: Batch, index: int = 0) -> Figure:
-    """The source padding mask and the target causal-and-padding mask of one batch row."""
+def plot_batch_masks(batch: Batch, index: int = 0, src_labels: Sequence[str] = (),
+                     tgt_labels: Sequence[str] = ()) -> Figure:
+    """The source padding mask and the target causal-and-padding mask of one batch row, their
+    axes labelled with the row's tokens where given (``src_labels``: S source tokens,
+    ``tgt_labels``: T decoder-input tokens)."""
     src = batch.src_mask[index]  # (1, S)
     tgt = batch.tgt_mask[index]  # (T, T)
-    fig, (a, b) = plt.subplots(1, 2, figsize=(7.0, 3.2),
-                               gridspec_kw={"width_ratios": [src.shape[-1], tgt.shape[-1]]})
+    fig, (a, b) = plt.subplots(1, 2, figsize=(7.4, 3.8),
+                               gridspec_kw={"width_ratios": [src.shape[-1], tgt.shape[-1]]},
+                               layout="constrained")
     for ax, mask, title in ((a, src, "source mask (1, S)"), (b, tgt, "target mask (T, T)")):
         ax.imshow(mask.numpy(), cmap=MASK_CMAP, vmin=0, vmax=1.4, aspect="equal")
         ax.set_title(title, fontsize=9)
-        ax.set_xlabel("key position")
         ax.grid(False)
-    a.set_yticks([])
-    b.set_ylabel("query position")
+    a.set_xlabel("key (source token)")
+    b.set_xlabel("key (decoder input)")
+    b.set_ylabel("query (decoder input)")
+    a.set_yticks([0], ["every query"], fontsize=7)
+    if src_labels:
+        a.set_xticks(range(len(src_labels)), src_labels, fontsize=7, rotation=90)
+    if tgt_labels:
+        b.set_xticks(range(len(tgt_labels)), tgt_labels, fontsize=7, rotation=90)
+        b.set_yticks(range(len(tgt_labels)), tgt_labels, fontsize=7)
     return fig
 
 

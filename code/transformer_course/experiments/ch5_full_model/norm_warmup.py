@@ -268,8 +268,8 @@ def data_claims(path: Path = STORED) -> list[DataClaim]:
 
 def summary(table: pd.DataFrame) -> pd.DataFrame:
     """Per variant (rows): the median accuracy (%) of the selection seeds at each peak rate,
-    the chosen rate's in bold, then the reported seeds' median and, in brackets, worst at it;
-    as Markdown text."""
+    the chosen rate's in bold, then the reported seeds' median and, in brackets, their worst
+    and best at it; as Markdown text."""
     selection = table[table["role"] == "selection"]
     medians = selection.groupby(["variant", "peak_lr"], sort=False)["accuracy"].median()
     chosen = best_rates(table)
@@ -278,8 +278,8 @@ def summary(table: pd.DataFrame) -> pd.DataFrame:
     out = cells.unstack()
     out.columns = [f"{lr:g}" for lr in out.columns]
     report = table[table["role"] == "report"].groupby("variant")["accuracy"]
-    median, worst = report.median(), report.min()
-    out[f"seeds {SEEDS[0]}–{SEEDS[-1]}"] = [f"{median[v]:.1f} ({worst[v]:.1f})"
+    median, worst, best = report.median(), report.min(), report.max()
+    out[f"seeds {SEEDS[0]}–{SEEDS[-1]}"] = [f"{median[v]:.1f} ({worst[v]:.1f}–{best[v]:.1f})"
                                            for v in out.index]
     out.index.name = None
     return out.loc[[v.name for v in VARIANTS if v.name in out.index]]

@@ -270,6 +270,31 @@ def per_seed_text(steps: pd.Series) -> str:
     return ", ".join(words[:-1]) + " and " + words[-1]
 
 
+def share_text(percent: float, bound: str, subject: str) -> str:
+    """A bound on the share of test sequences some runs got right, as a reader says it.
+    ``bound`` "least": ``subject`` ("each") "got every test sequence right", else "got at least
+    97.5% of the test sequences right"; "most": ``subject`` ("no run") "got a single test
+    sequence right", else "got more than 97.5% of the test sequences right"."""
+    if bound == "least":
+        return (f"{subject} got every test sequence right" if percent == 100
+                else f"{subject} got at least {percent:.1f}% of the test sequences right")
+    return (f"{subject} got a single test sequence right" if percent == 0
+            else f"{subject} got more than {percent:.1f}% of the test sequences right")
+
+
+def steps_by_rate(sweep: pd.DataFrame, rows: dict[str, str]) -> pd.DataFrame:
+    """The steps each reported seed needed to get every validation sequence right, one row per
+    variant (``rows``: the sweep's name -> the name to show) and one column per rate (the factor
+    on the recipe's rate); a cell lists the seeds in order, "–" where one never got there within
+    the budget. ``sweep``: the stored sweep's report rows."""
+    chosen = sweep[sweep["variant"].isin(list(rows))].sort_values("seed")
+    cells = chosen.groupby(["variant", "lr_factor"])["first_step_at_target"].agg(
+        lambda steps: ", ".join("–" if math.isnan(s) else f"{s:g}" for s in steps))
+    table = cells.unstack("lr_factor").reindex(list(rows)).rename(index=rows)
+    table.columns = [f"{factor:g} × the rate" for factor in table.columns]
+    return table.rename_axis(index=None, columns=None)
+
+
 def _median_steps(runs: pd.DataFrame) -> float:
     """The median steps of ``runs``, a run that never got there counting as infinitely many."""
     return statistics.median(runs["first_step_at_target"].fillna(math.inf).tolist())
@@ -326,6 +351,12 @@ def sweep_numbers(reading: SweepReading, budget: int = BUDGET) -> dict[str, floa
         numbers[f"ch6-abl-{key}-sel-median"] = _median_steps(chosen)
     numbers["ch6-abl-double-base-max"] = r.accuracy.loc[2.0, RECIPE].max()
     numbers["ch6-abl-double-pre-min"] = r.accuracy.loc[2.0, "pre-norm"].min()
+    numbers["ch6-abl-double-pre-text"] = share_text(numbers["ch6-abl-double-pre-min"], "least",
+                                                    "each")
+    numbers["ch6-abl-double-base-text"] = share_text(numbers["ch6-abl-double-base-max"], "most",
+                                                     "no run")
+    numbers["ch6-abl-scale-double-text"] = share_text(numbers["ch6-abl-scale-double-max"], "most",
+                                                      "no run")
     same_symbols = 100 * best[best["variant"] == NO_POSITIONS]["same_symbols"]
     numbers["ch6-nopos-bag-min"] = same_symbols.min()
     numbers["ch6-nopos-bag-max"] = same_symbols.max()
