@@ -101,6 +101,17 @@ def test_landing_page_gives_each_chapter_its_reading_and_run_time() -> None:
         assert re.fullmatch(r"\d+ min read, runs in about [\d.]+ (s|min)", cost.strip()), cost
 
 
+MAIN_PATH_WORDS = 4000  # the most a chapter's main path may hold (its lab notes aside)
+
+
+@pytest.mark.parametrize("docname", sorted(chapter_numbers()))
+def test_a_chapters_main_path_stays_within_its_word_budget(docname: str) -> None:
+    """The count the page states under its opening (chapter_facts), read off the built page."""
+    text = " ".join(parse_html(html_path(docname)).select_one("p.chapter-facts").get_text().split())
+    words = int(re.search(r"\(([\d,]+) words at", text)[1].replace(",", ""))
+    assert words <= MAIN_PATH_WORDS, f"{docname}: {words:,} words on the main path"
+
+
 def test_reading_time_counts_figures_tables_and_code_shown_on_the_main_path() -> None:
     from chapter_facts import CODE_LINES_PER_MINUTE, WORDS_PER_MINUTE, MainPath, main_path
     from docutils import nodes
