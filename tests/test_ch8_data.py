@@ -178,6 +178,22 @@ def test_a_hidden_source_piece_gets_no_cross_attention():
     torch.testing.assert_close(hidden.cross.sum(dim=1), torch.ones(len(hidden.output_tokens)))
 
 
+def test_a_batch_of_verses_translates_as_each_verse_alone():
+    """The masking test translates its verses together (padding masked); each output is the
+    one that verse gets on its own, hidden piece or not."""
+    from transformer_course.experiments.ch8_real_sentences import analysis
+
+    tokenizer, model = data.load_bpe(), analysis.translator()
+    sources = ["Y dijo Dios: Sea la luz.", "En el principio crió Dios los cielos y la tierra.",
+               "Jesús lloró."]
+    ids = [analysis._source_ids(tokenizer, source) for source in sources]
+    hidden = [None, 2, 1]
+    together = analysis._translate_all(model, ids, hidden)
+    alone = [analysis.read(model, tokenizer, source, h).output
+             for source, h in zip(sources, hidden, strict=True)]
+    assert [data.decode(tokenizer, out) for out in together] == alone
+
+
 def test_the_top_k_checker_passes_the_package_and_names_a_wrong_answer():
     from transformer_course.exercises import check_top_k_probabilities
 

@@ -229,11 +229,14 @@ def masking_test(model: Transformer, tokenizer: Any, sources: Sequence[str],
         tested.append((ids, word, attended, other))
     if not tested:
         return Masking(0, 0.0, 0.0)
-    ids = [t[0] for t in tested]
-    lost, control = ([word not in words(data.decode(tokenizer, out))
-                      for (_, word, _, _), out in zip(tested, _translate_all(model, ids, hide),
-                                                      strict=True)]
-                     for hide in ([t[2] for t in tested], [t[3] for t in tested]))
+
+    def gone(hidden: list[int]) -> list[bool]:
+        """Whether each tested word is missing from its source's translation with ``hidden``."""
+        outputs = _translate_all(model, [t[0] for t in tested], hidden)
+        return [word not in words(data.decode(tokenizer, out))
+                for (_, word, _, _), out in zip(tested, outputs, strict=True)]
+
+    lost, control = gone([t[2] for t in tested]), gone([t[3] for t in tested])
     return Masking(len(tested), sum(lost) / len(tested), sum(control) / len(tested))
 
 
