@@ -8,9 +8,10 @@ chapters' small models with a loss function of their own (``loss_fn``).
 
 from __future__ import annotations
 
+import copy
 import math
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -233,7 +234,8 @@ class TrainResult:
 
 def train(model: nn.Module, batches: Iterator[Any], config: TrainConfig,
           held_out: Batch | None = None, *, loss_fn: LossFunction = teacher_forced_loss,
-          check: Callable[[nn.Module], Any] | None = None) -> TrainResult:
+          check: Callable[[nn.Module], Any] | None = None,
+          snapshots: MutableMapping[int, nn.Module | None] | None = None) -> TrainResult:
     """Train ``model`` with Adam and the config's schedule on ``batches``.
 
     Args:
@@ -246,11 +248,20 @@ def train(model: nn.Module, batches: Iterator[Any], config: TrainConfig,
             of :func:`evaluate` on ``held_out``. The first check whose sequence accuracy
             reaches ``config.target_accuracy`` is recorded, and training stops there if
             ``config.stop_early``.
+        snapshots: steps (keys) at which to keep a copy of the model, in eval mode, as the
+            key's value; each a step with a check (a multiple of ``config.eval_every``). Filled
+            in as training passes them (a run that stops early leaves the later ones None).
+            Copying changes nothing in the run.
     """
     check_instance("model", model, nn.Module)
     check_instance("config", config, TrainConfig)
     check_instance("batches", batches, Iterator)
     check_instance("held_out", held_out, (Batch, type(None)))
+    if snapshots is not None and (not config.eval_every or any(
+            s % config.eval_every or s > config.steps for s in snapshots)):
+        raise ValueError(f"snapshots must be steps with a check (multiples of "
+                         f"eval_every={config.eval_every}, at most {config.steps}); "
+                         f"got {sorted(snapshots)}")
     if check is None and held_out is not None:
         def check(model: nn.Module) -> Metrics:
             return evaluate(model, held_out, config.label_smoothing)
@@ -275,6 +286,8 @@ def train(model: nn.Module, batches: Iterator[Any], config: TrainConfig,
         seconds += time.perf_counter() - start
         cpu_seconds += time.process_time() - cpu_start
         due = step % config.eval_every == 0 or step == config.steps if config.eval_every else False
+        if due and snapshots is not None and step in snapshots:
+            snapshots[step] = copy.deepcopy(model).eval()
         if check is None or not due:
             continue
         model.eval()

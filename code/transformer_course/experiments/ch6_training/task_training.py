@@ -9,7 +9,6 @@ longest output is the input's length + 50 tokens, or the model's last position i
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator, MutableMapping, Sequence
 
 import torch
@@ -19,14 +18,7 @@ from transformer_course.core.batching import BOS_ID, EOS_ID, Batch, make_batch, 
 from transformer_course.core.checks import check_choice, check_instance, check_int
 from transformer_course.core.decoding import beam_search, greedy_decode
 from transformer_course.core.model import Transformer, TransformerConfig
-from transformer_course.core.training import (
-    Metrics,
-    TrainConfig,
-    TrainResult,
-    accuracies,
-    evaluate,
-    train,
-)
+from transformer_course.core.training import Metrics, TrainConfig, TrainResult, accuracies, train
 
 from .tasks import TaskConfig, TaskData, sample_task, sequence_keys
 
@@ -68,35 +60,17 @@ def train_on_task(task: TaskConfig, model_config: TransformerConfig, config: Tra
             the task. config: training settings (its seed seeds everything). held_out: the pairs
             the training stream never draws, checked during training (the validation set).
         exclude: more pairs the stream never draws but training never looks at (the test set).
-        snapshots: steps (keys) at which to keep a copy of the model, in eval mode, as the
-            key's value; each a step with a check (a multiple of ``config.eval_every``). Filled
-            in as training passes them (a run that stops early leaves the later ones None).
-            Copying changes nothing in the run.
+        snapshots: steps at which to keep a copy of the model (as for ``train``).
 
     Returns:
         the trained model (in eval mode) and the :class:`TrainResult`.
     """
-    if snapshots is not None and (not config.eval_every or any(
-            s % config.eval_every or s > config.steps for s in snapshots)):
-        raise ValueError(f"snapshots must be steps with a check (multiples of "
-                         f"eval_every={config.eval_every}, at most {config.steps}); "
-                         f"got {sorted(snapshots)}")
     torch.manual_seed(config.seed)
     model = Transformer(model_config)
     never = [data for data in (held_out, exclude) if data is not None]
     stream = training_stream(task, config, never)
-    batch = make_batch(held_out.src, held_out.tgt)
-    checks = 0
-
-    def check(m: nn.Module) -> Metrics:  # train()'s own check, and the snapshots
-        nonlocal checks
-        checks += 1
-        step = min(checks * config.eval_every, config.steps)
-        if snapshots is not None and step in snapshots:
-            snapshots[step] = copy.deepcopy(m).eval()
-        return evaluate(m, batch, config.label_smoothing)
-
-    result = train(model, stream, config, check=check)
+    result = train(model, stream, config, make_batch(held_out.src, held_out.tgt),
+                   snapshots=snapshots)
     return model, result
 
 

@@ -14,7 +14,6 @@ Kept from the paper: post-norm, Adam (beta_1 0.9, beta_2 0.98, epsilon 1e-9), la
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, replace
 
@@ -128,21 +127,9 @@ def train_translation(model_cfg: TransformerConfig, training: TrainConfig,
     stream = batches(train_pairs, training.batch_size,
                      torch.Generator().manual_seed(training.seed))
     held_out = {name: pair_batch(pairs) for name, pairs in sets.items()}
-    checks = 0
 
     def check(m: Transformer) -> Validation:
-        nonlocal checks
-        checks += 1
-        step = min(checks * training.eval_every, training.steps)
-        if snapshots is not None and step in snapshots:
-            snapshots[step] = copy.deepcopy(m).eval()
         return validate(m, held_out, training.label_smoothing)
 
-    if snapshots is not None:
-        due = {s for s in snapshots if s % max(training.eval_every, 1) or s > training.steps}
-        if due or not training.eval_every:
-            raise ValueError(f"snapshots must be steps with a validation check (multiples of "
-                             f"eval_every={training.eval_every}, at most {training.steps}); "
-                             f"got {sorted(snapshots)}")
-    result = train(model, stream, training, check=check)
+    result = train(model, stream, training, check=check, snapshots=snapshots)
     return model, result
