@@ -56,6 +56,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import toc_chapters  # noqa: E402
+from kernels import unix_socket_kernel  # noqa: E402
 
 FORMAT = 1  # bump when what a fingerprint covers changes: every chapter then re-executes
 PREFIX = "build_book:"
@@ -488,8 +489,10 @@ def execute_chapter(job: tuple[str, Any, int, bool, bool]) -> tuple[str, Any, fl
     folder = tempfile.mkdtemp() if in_temp else str(Path(path).parent)
     started = time.perf_counter()
     try:
-        NotebookClient(notebook, timeout=timeout, allow_errors=allow_errors,
-                       record_timing=False, resources={"metadata": {"path": folder}}).execute()
+        with unix_socket_kernel() as kernel:
+            NotebookClient(notebook, km=kernel, timeout=timeout, allow_errors=allow_errors,
+                           record_timing=False,
+                           resources={"metadata": {"path": folder}}).execute()
     except Exception as error:  # a cell raised, timed out, or the kernel died: report it
         return path, None, 0.0, f"{type(error).__name__}: {error}"
     finally:

@@ -30,6 +30,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from kernels import unix_socket_kernel  # noqa: E402
+
 REPO = Path(__file__).resolve().parent.parent
 STRICT_ENV = "TRANSFORMER_COURSE_STRICT"  # transformer_course.claims.STRICT_ENV
 DRAW_ENV = "TRANSFORMER_COURSE_DRAW"  # transformer_course.draws.DRAW_ENV
@@ -82,7 +85,6 @@ def glued_values(notebook: Any) -> dict[str, Any]:
 def run_one(path: str, timeout: int, settings: dict[str, str] | None = None) -> Outcome:
     """Run one chapter in a fresh kernel in an empty temporary folder, with ``settings`` added
     to the kernel's environment (a numeric path, a draw, strictness)."""
-    from jupyter_client.manager import KernelManager
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
@@ -90,12 +92,8 @@ def run_one(path: str, timeout: int, settings: dict[str, str] | None = None) -> 
     notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
                                        "language": "python"}
     start = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix="chapter-run-") as folder:
-        # Unix sockets in the run's own folder, not TCP ports: a TCP port chosen and freed before
-        # the kernel binds it can be taken by another kernel starting at the same moment (make
-        # test starts many side by side), and then the kernel dies before it replies.
-        kernel = KernelManager(kernel_name="python3", transport="ipc",
-                               ip=str(Path(folder) / "kernel"))
+    with tempfile.TemporaryDirectory(prefix="chapter-run-") as folder, \
+            unix_socket_kernel() as kernel:
         client = NotebookClient(notebook, km=kernel, timeout=timeout,
                                 resources={"metadata": {"path": folder}})
         try:
@@ -103,10 +101,6 @@ def run_one(path: str, timeout: int, settings: dict[str, str] | None = None) -> 
         except CellExecutionError as error:
             lines = ANSI.sub("", str(error)).strip().splitlines()
             return Outcome(path, False, time.perf_counter() - start, "\n".join(lines[-12:]))
-        finally:  # nbclient leaves a kernel it did not create running: a pool worker that runs
-            # many chapters would keep one per chapter, each holding its memory
-            if kernel.has_kernel:
-                kernel.shutdown_kernel(now=True)
     return Outcome(path, True, time.perf_counter() - start, glued=glued_values(notebook))
 
 
