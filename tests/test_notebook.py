@@ -214,6 +214,33 @@ def test_glue_helpers_in_a_real_ipython_shell(tmp_path: Path) -> None:
     assert GLUE_PREFIX + "text/markdown" in outputs[2]["mimes"]
 
 
+def test_a_kernels_start_leaves_the_compiler_and_the_iri_grammar_unloaded(tmp_path: Path,
+                                                                          ) -> None:
+    """setup_notebook and the first glue, in a fresh interpreter: determinism on, yet neither
+    torch's compiler stack nor jsonschema's IRI grammar loaded (seconds of every chapter's start,
+    for settings nothing in a chapter reads); rfc3987-syntax stays importable afterwards."""
+    pytest.importorskip("rfc3987_syntax")  # brought by JupyterLab: the case that costs
+    script = textwrap.dedent("""
+        import json, sys
+        import torch
+        from transformer_course.notebook import glue_number, setup_notebook
+        setup_notebook()
+        glue_number("n", 1.0)
+        state = {"deterministic": torch.are_deterministic_algorithms_enabled(),
+                 "loaded": sorted(m for m in ("torch._inductor", "rfc3987_syntax", "lark")
+                                  if m in sys.modules)}
+        import rfc3987_syntax
+        state["importable"] = rfc3987_syntax.is_valid_syntax("iri", "https://example.org/")
+        print(json.dumps(state))
+    """)
+    env = dict(os.environ, IPYTHONDIR=str(tmp_path / "ipython"), MPLBACKEND="Agg")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120, env=env, cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    state = json.loads(result.stdout.strip().splitlines()[-1])
+    assert state == {"deterministic": True, "loaded": [], "importable": True}
+
+
 def test_plain_number_matches_glue_number() -> None:
     assert plain_number(np.float64(1.25)) == 1.25 and type(plain_number(np.int32(2))) is int
 
@@ -284,7 +311,8 @@ def test_without_myst_nb_a_figure_is_shown_and_nothing_else(monkeypatch: pytest.
     import IPython.display
 
     shown: list[Any] = []
-    monkeypatch.setitem(sys.modules, "myst_nb", None)  # `from myst_nb import glue` fails
+    for module in ("myst_nb", "myst_nb.ext", "myst_nb.ext.glue"):  # as if not installed
+        monkeypatch.setitem(sys.modules, module, None)  # importing it raises ImportError
     monkeypatch.setattr(IPython.display, "display", lambda value: shown.append(value))
     glue_number("n", 3)
     glue_text("t", "faster")

@@ -15,6 +15,7 @@ import math
 import os
 import random
 import statistics
+import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -64,9 +65,19 @@ def setup_notebook(seed: int = DEFAULT_SEED, threads: int = DEFAULT_THREADS) -> 
     seed_everything(seed)
     os.environ["PYTHONHASHSEED"] = str(seed)
     set_threads(threads)
-    torch.use_deterministic_algorithms(True)
+    use_deterministic_algorithms()
     np.set_printoptions(precision=4, suppress=True)
     _set_plot_style()
+
+
+def use_deterministic_algorithms() -> None:
+    """``torch.use_deterministic_algorithms(True)`` without its import of ``torch._inductor``.
+
+    Since torch 2.x that call also sets the setting of the same name in ``torch._inductor``'s
+    config, importing the compiler stack for it: about 3 s of every chapter's start. Only
+    ``torch.compile`` reads that setting, and no chapter compiles; the flag every eager op reads
+    is the one set here (``torch.are_deterministic_algorithms_enabled``)."""
+    torch._C._set_deterministic_algorithms(True)
 
 
 def _set_plot_style() -> None:
@@ -99,7 +110,7 @@ def _glue(key: str, value: Any, display: bool) -> None:
     installed (a student's set-up, Colab) nothing is glued and a displayed value is just shown:
     a reader's run looks the same either way."""
     try:
-        from myst_nb import glue
+        glue = _myst_nb_glue()
     except ImportError:
         if display:
             from IPython.display import display as show
@@ -107,6 +118,25 @@ def _glue(key: str, value: Any, display: bool) -> None:
             show(value)
         return
     glue(key, value, display=display)
+
+
+def _myst_nb_glue() -> Callable[..., None]:
+    """MyST-NB's ``glue``, imported without compiling an unused grammar.
+
+    Its module imports nbformat, which imports jsonschema; where rfc3987-syntax is installed
+    (JupyterLab brings it), jsonschema compiles that package's Earley grammar for IRIs at import:
+    about 2.5 s of every chapter's start, for a format check nothing in a kernel makes. The
+    package is hidden while jsonschema loads, so jsonschema leaves the IRI check out, and is
+    importable again afterwards. Raises ImportError where MyST-NB is not installed."""
+    hidden = "rfc3987_syntax" not in sys.modules and "jsonschema" not in sys.modules
+    if hidden:
+        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # import -> ImportError
+    try:
+        from myst_nb.ext.glue import glue
+    finally:
+        if hidden:
+            del sys.modules["rfc3987_syntax"]
+    return glue
 
 
 def _check_key(key: Any) -> None:
