@@ -27,12 +27,31 @@ def _arrows(ax) -> int:
 
 def test_information_flow():
     n = 5
-    fig = why_attention.plot_information_flow(n)
-    assert isinstance(fig, Figure) and len(fig.axes) == 2
-    rnn_ax, att_ax = fig.axes
+    fig = why_attention.plot_information_flow(n, kernel_size=3)
+    assert isinstance(fig, Figure) and len(fig.axes) == 3
+    rnn_ax, conv_ax, att_ax = fig.axes
     assert _arrows(rnn_ax) == n + (n - 1)  # x_i -> h_i and h_{i-1} -> h_i
     assert _arrows(att_ax) == n * n  # every input to every output
     assert any(f"through {n - 1} steps" in t.get_text() for t in rnn_ax.texts)
+    # width 3 moves information one position per layer: n - 1 layers, each wired to neighbours
+    assert any(f"through {n - 1} stacked layers" in t.get_text() for t in conv_ax.texts)
+    assert len(conv_ax.lines) == (n - 1) * (3 * n - 2)
+    highlighted = [line for line in conv_ax.lines if line.get_linewidth() == 2]
+    assert len(highlighted) == n - 1
+    assert {(line.get_xdata()[1], line.get_ydata()[1]) for line in highlighted} == \
+        {(layer, layer) for layer in range(1, n)}  # x_1's path: one position per layer
+    wide = why_attention.plot_information_flow(n, kernel_size=5).axes[1]
+    assert any("through 2 stacked layers" in t.get_text() for t in wide.texts)
+
+
+def test_parallel_speedup_shows_each_layers_two_thread_bound():
+    summary = pd.DataFrame([{"layer": layer, "threads": threads, "best_case_speedup": speedup}
+                            for layer, speedup in (("rnn", 0.8), ("att", 1.9))
+                            for threads in (1, 2)])
+    ax = why_attention.plot_parallel_speedup(summary).axes[0]
+    assert [round(bar.get_width(), 2) for bar in ax.patches] == [0.8, 1.9]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["rnn", "att"]
+    assert 2.0 in [line.get_xdata()[0] for line in ax.lines]  # the perfect split
 
 
 def _times() -> pd.DataFrame:

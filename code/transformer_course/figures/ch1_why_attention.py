@@ -29,14 +29,17 @@ def _nodes(ax, xs, y, labels, *, marker, color="white") -> None:
         ax.text(x, y, label, ha="center", va="center", fontsize=10, zorder=4)
 
 
-def plot_information_flow(n: int = 6) -> Figure:
-    """What reaches what: a recurrent chain beside all-to-all self-attention, n positions each."""
-    fig, (rnn_ax, att_ax) = plt.subplots(1, 2, figsize=(8.0, 3.3))
+def plot_information_flow(n: int = 6, kernel_size: int = 3) -> Figure:
+    """What reaches what, n positions each: a recurrent chain; a stack of contiguous, centred
+    convolutions of width ``kernel_size`` (odd), as many layers as it takes the first input to
+    reach the last output; all-to-all self-attention."""
+    fig, (rnn_ax, conv_ax, att_ax) = plt.subplots(
+        1, 3, figsize=(12.0, 4.0), gridspec_kw={"width_ratios": [1, 1, 1]})
     xs = np.arange(n, dtype=float)
     inputs = [f"$x_{{{i + 1}}}$" for i in range(n)]
     for ax in (rnn_ax, att_ax):
         ax.set_xlim(-0.7, n - 0.3)
-        ax.set_ylim(-0.25, 1.5)
+        ax.set_ylim(-0.25, 1.55)
         ax.axis("off")
 
     for i in range(n):  # recurrent: x_i -> h_i and h_{i-1} -> h_i
@@ -46,10 +49,12 @@ def plot_information_flow(n: int = 6) -> Figure:
             _arrow(rnn_ax, (xs[i - 1], 1), (xs[i], 1), color=HIGHLIGHT, width=2)
     _nodes(rnn_ax, xs, 0, inputs, marker="o")
     _nodes(rnn_ax, xs, 1, [f"$h_{{{i + 1}}}$" for i in range(n)], marker="s", color="0.92")
-    rnn_ax.text((n - 1) / 2, 1.38, f"$x_1$ reaches $h_{{{n}}}$ through {n - 1} steps, "
-                f"each through the same fixed-size state", ha="center", fontsize=8.5,
-                color=HIGHLIGHT)
-    rnn_ax.set_title("Recurrent layer: a chain of n - 1 steps", fontsize=11)
+    rnn_ax.text((n - 1) / 2, 1.38, f"$x_1$ reaches $h_{{{n}}}$ through {n - 1} steps,\n"
+                f"each through the same fixed-size state", ha="center", va="bottom",
+                fontsize=11, color=HIGHLIGHT)
+    rnn_ax.set_title("Recurrent layer:\na chain of n - 1 steps", fontsize=13, pad=26)
+
+    _convolution_stack(conv_ax, n, kernel_size)
 
     for i in range(n):  # attention: every input feeds every output
         for j in range(n):
@@ -58,9 +63,59 @@ def plot_information_flow(n: int = 6) -> Figure:
     _arrow(att_ax, (xs[0], 0), (xs[n - 1], 1), color=HIGHLIGHT, width=2, z=2)
     _nodes(att_ax, xs, 0, inputs, marker="o")
     _nodes(att_ax, xs, 1, [f"$y_{{{i + 1}}}$" for i in range(n)], marker="o", color="0.92")
-    att_ax.text((n - 1) / 2, 1.38, f"$x_1$ reaches $y_{{{n}}}$ in one step; so does every pair",
-                ha="center", fontsize=8.5, color=HIGHLIGHT)
-    att_ax.set_title("Self-attention layer: every pair in one step", fontsize=11)
+    att_ax.text((n - 1) / 2, 1.38, f"$x_1$ reaches $y_{{{n}}}$ in one step;\nso does every pair",
+                ha="center", va="bottom", fontsize=11, color=HIGHLIGHT)
+    att_ax.set_title("Self-attention layer:\nevery pair in one step", fontsize=13, pad=26)
+    return fig
+
+
+def _convolution_stack(ax, n: int, kernel_size: int) -> None:
+    """Layers of centred width-``kernel_size`` windows over n positions, stacked until the first
+    input reaches the last position; its path highlighted."""
+    reach = kernel_size // 2  # positions a layer moves information in either direction
+    layers = -(-(n - 1) // reach)  # ceil((n - 1) / reach)
+    ax.set_xlim(-0.7, n - 0.3)
+    ax.set_ylim(-0.55, layers + 0.95)
+    ax.axis("off")
+    path = [min(reach * layer, n - 1) for layer in range(layers + 1)]  # x_1's farthest reach
+    for layer in range(1, layers + 1):
+        for i in range(n):
+            for j in range(max(0, i - reach), min(n, i + reach + 1)):
+                on_path = path[layer - 1] == j and path[layer] == i
+                ax.plot([j, i], [layer - 1, layer], color=HIGHLIGHT if on_path else FAINT,
+                        lw=2 if on_path else 0.6, zorder=2 if on_path else 1)
+    for layer in range(layers + 1):
+        ax.scatter(np.arange(n), np.full(n, layer), s=70, facecolor="white" if layer == 0
+                   else "0.92", edgecolor="0.2", zorder=3)
+    for i in range(n):
+        ax.text(i, -0.38, f"$x_{{{i + 1}}}$", ha="center", va="top", fontsize=11)
+    ax.text(n - 1 + 0.35, layers, f"$y_{{{n}}}$", ha="left", va="center", fontsize=11)
+    ax.text((n - 1) / 2, layers + 0.55, f"$x_1$ reaches $y_{{{n}}}$ through {layers} "
+            f"stacked layers", ha="center", va="bottom", fontsize=11, color=HIGHLIGHT)
+    ax.set_title(f"Convolutions of width {kernel_size}:\na stack of layers", fontsize=13, pad=26)
+
+
+def plot_parallel_speedup(summary: pd.DataFrame) -> Figure:
+    """The best case a second thread allows each layer: one thread's time over the busiest
+    thread's CPU time with two, against the ideal 2.
+
+    Args:
+        summary: the DataFrame of ``threads.summarise_threads``.
+    """
+    two = summary[summary["threads"] == 2]
+    fig, ax = plt.subplots(figsize=(7.2, 2.8))
+    palette = colours(two["layer"])
+    names = list(two["layer"])
+    ax.barh(names, two["best_case_speedup"], color=[palette[name] for name in names])
+    ax.axvline(2.0, color="0.3", linestyle="--", linewidth=1)
+    ax.text(1.97, -0.5, "perfect split", va="top", ha="right", fontsize=8.5, color="0.3")
+    ax.axvline(1.0, color="0.6", linewidth=0.8)
+    for y, value in enumerate(two["best_case_speedup"]):
+        ax.text(value, y, f" {value:.2f}x", va="center", ha="left", fontsize=9)
+    ax.set_xlim(0, 2.3)
+    ax.set_ylim(len(names) - 0.4, -0.6)  # first layer on top
+    ax.set_xlabel("best-case speed-up with two threads (1: none)")
+    ax.set_title("What a second thread can buy each layer", fontsize=11)
     return fig
 
 
