@@ -103,6 +103,26 @@ def test_lr_sweep_has_one_panel_per_width_and_rings_each_best_rate():
     _close(fig)
 
 
+def test_tuned_against_fixed_draws_both_rates_under_additive_attentions_plateau():
+    scores = ["additive", "dot-product", "scaled dot-product"]
+    fixed = pd.DataFrame([[1.0, 0.9, 1.0], [1.0, 0.5, 0.8]], index=[32, 256], columns=scores)
+    tuned = pd.DataFrame([[0.97, 0.95, 1.0], [1.0, 0.8, 1.0]], index=[32, 256],
+                         columns=scores)
+    plateau = pd.Series([1.0, 1.0], index=[32, 256])
+    fig = plots.plot_tuned_against_fixed(fixed, tuned, plateau, 0.01)
+    ax = fig.axes[0]
+    lines = {line.get_label(): line for line in ax.lines}
+    np.testing.assert_allclose(lines["dot-product, at 0.01"].get_ydata(), [90, 50])
+    np.testing.assert_allclose(lines["dot-product, at its own rate"].get_ydata(), [95, 80])
+    np.testing.assert_allclose(lines["scaled dot-product, at 0.01"].get_ydata(), [100, 80])
+    np.testing.assert_allclose(lines["additive, its plateau of rates"].get_ydata(), [100, 100])
+    assert lines["dot-product, at 0.01"].get_linestyle() == "--"
+    assert lines["dot-product, at its own rate"].get_linestyle() == "-"
+    assert ax.get_xscale() == "log" and [t.get_text() for t in ax.get_xticklabels()] == \
+        ["32", "256"]
+    _close(fig)
+
+
 def test_attention_steps_writes_the_packages_numbers():
     from transformer_course import scaled_dot_product_attention_numpy
 

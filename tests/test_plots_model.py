@@ -55,3 +55,24 @@ def test_decoding_cache_holds_earlier_positions_and_computes_only_the_new_one():
     assert texts.count("BOS") == steps + 1  # every step reads BOS; so does panel b
     with pytest.raises(ValueError, match="at least 2"):
         plots.plot_decoding_cache(1)
+
+
+def test_residual_stream_crosses_lanes_only_in_attention():
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import to_rgb
+    from matplotlib.patches import FancyArrowPatch, FancyBboxPatch
+
+    positions = 3
+    fig = plots.plot_residual_stream(positions)
+    ax = fig.axes[0]
+    boxes = [p for p in ax.patches if isinstance(p, FancyBboxPatch)]
+    labels = [t.get_text() for t in ax.texts]
+    assert labels.count("FFN") == positions and labels.count("self-attention") == 1
+    assert len(boxes) == positions + 1
+    arrows = [p for p in ax.patches if isinstance(p, FancyArrowPatch)]
+    # into attention from each lane, attention into every lane, into and out of each FFN
+    assert len(arrows) == positions + positions ** 2 + 2 * positions
+    crossing = [a for a in arrows if a.get_edgecolor()[:3] == to_rgb("C1")]
+    assert len(crossing) == positions * (positions - 1)  # lane to another lane: attention only
+    assert labels.count("+") == 2 * positions  # two residual additions per lane
+    plt.close(fig)

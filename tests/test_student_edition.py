@@ -201,6 +201,15 @@ def test_the_student_set_has_no_site_toolchain(student_python: Path) -> None:
                      "jupyterlab": True}
 
 
+def test_the_set_up_check_passes_in_the_student_set(student_python: Path) -> None:
+    """The README's one-line check, in the student set with a non-editable install: every
+    check passes and JupyterLab is found."""
+    done = subprocess.run([str(student_python), "-m", "transformer_course.check_setup"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "FAIL" not in done.stdout and "jupyterlab is not installed" not in done.stdout
+
+
 @pytest.mark.parametrize("chapter", RUN_IN_STUDENT_SET)
 def test_a_student_notebook_runs_to_its_end_with_the_student_set(
         student: Path, student_python: Path, chapter: str, tmp_path: Path) -> None:

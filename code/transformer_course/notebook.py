@@ -65,19 +65,9 @@ def setup_notebook(seed: int = DEFAULT_SEED, threads: int = DEFAULT_THREADS) -> 
     seed_everything(seed)
     os.environ["PYTHONHASHSEED"] = str(seed)
     set_threads(threads)
-    use_deterministic_algorithms()
+    torch.use_deterministic_algorithms(True)
     np.set_printoptions(precision=4, suppress=True)
     _set_plot_style()
-
-
-def use_deterministic_algorithms() -> None:
-    """``torch.use_deterministic_algorithms(True)`` without its import of ``torch._inductor``.
-
-    Since torch 2.x that call also sets the setting of the same name in ``torch._inductor``'s
-    config, importing the compiler stack for it: about 3 s of every chapter's start. Only
-    ``torch.compile`` reads that setting, and no chapter compiles; the flag every eager op reads
-    is the one set here (``torch.are_deterministic_algorithms_enabled``)."""
-    torch._C._set_deterministic_algorithms(True)
 
 
 def _set_plot_style() -> None:

@@ -290,3 +290,37 @@ def plot_attention_steps(x: np.ndarray, w_q: np.ndarray, w_k: np.ndarray, w_v: n
     ax.set_aspect("equal")
     ax.axis("off")
     return fig
+
+
+def plot_tuned_against_fixed(fixed: pd.DataFrame, tuned: pd.DataFrame,
+                             additive_plateau: pd.Series, fixed_rate: float) -> Figure:
+    """Median held-out accuracy against d_k for the unscaled and the scaled dot product, each at
+    ``fixed_rate`` (dashed, open markers) and at its own chosen rate (solid, filled), under the
+    line of additive attention's plateau: the gap the single rate opened and the gap tuning
+    leaves, on one panel.
+
+    Args:
+        fixed, tuned: medians (fractions) indexed by d_k, one column per score function, at
+            ``fixed_rate`` and at each one's chosen rate (``lr_sweep.read_sweep``'s ``fixed``
+            and ``medians``).
+        additive_plateau: additive attention's highest median at each d_k.
+    """
+    palette = colours(list(fixed.columns))
+    widths = sorted(fixed.index)
+    fig, ax = plt.subplots(figsize=(6.4, 3.6))
+    ax.plot(widths, 100 * additive_plateau.loc[widths], color=palette["additive"], linewidth=3,
+            alpha=0.5, label="additive, its plateau of rates")
+    for score, marker in (("dot-product", "o"), ("scaled dot-product", "s")):
+        ax.plot(widths, 100 * fixed.loc[widths, score], linestyle="--", marker=marker,
+                markerfacecolor="white", color=palette[score], label=f"{score}, at {fixed_rate:g}")
+        ax.plot(widths, 100 * tuned.loc[widths, score], marker=marker, color=palette[score],
+                label=f"{score}, at its own rate")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(widths, [str(d) for d in widths])
+    ax.minorticks_off()
+    ax.set_xlabel("$d_k$")
+    ax.set_ylabel("held-out accuracy (%, median)")
+    ax.set_ylim(top=103)
+    ax.legend(fontsize=8, loc="lower left")
+    ax.set_title("One rate for all, or each its own", fontsize=11)
+    return fig

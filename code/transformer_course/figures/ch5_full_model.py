@@ -173,3 +173,70 @@ def plot_decoding_cache(steps: int = 4) -> Figure:
     ax.set_ylim(bottom - 0.9, head + 0.3)
     ax.set_axis_off()
     return fig
+
+
+def plot_residual_stream(positions: int = 4) -> Figure:
+    """One encoder layer as what it does to the residual stream: one lane per position, running
+    up from the embeddings; self-attention reads every lane and adds into each (the only place
+    lanes exchange anything), then the feed-forward network reads each lane alone and adds back
+    into it. The LayerNorms are left out (a note says so).
+
+    Args:
+        positions: how many lanes (positions) to draw, at least 2.
+    """
+    xs = [1.2 * p for p in range(positions)]
+    y_in, y_attn, y_mid, y_ffn, y_out = 0.0, 1.35, 2.55, 3.35, 4.45
+    fig, ax = plt.subplots(figsize=(7.6, 4.4))
+    ax.set_xlim(xs[0] - 1.0, xs[-1] + 2.6)
+    ax.set_ylim(-0.6, y_out + 0.7)
+    ax.axis("off")
+
+    def box(x: float, y: float, width: float, text: str, kind: str) -> None:
+        ax.add_patch(FancyBboxPatch((x - width / 2, y - _BOX_H / 2), width, _BOX_H,
+                                    boxstyle="round,pad=0.02,rounding_size=0.08",
+                                    facecolor=_COLORS[kind], edgecolor="0.25", zorder=3))
+        ax.text(x, y, text, ha="center", va="center", fontsize=9, zorder=4)
+
+    def arrow(start: tuple[float, float], end: tuple[float, float], color: str = "0.3",
+              width: float = 1.0, rad: float = 0.0) -> None:
+        ax.add_patch(FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=9,
+                                     color=color, linewidth=width, shrinkA=0, shrinkB=0,
+                                     connectionstyle=f"arc3,rad={rad}", zorder=2))
+
+    lane = "C0"  # the stream
+    y_add2 = y_out - 0.5  # where the feed-forward's result is added
+    width = xs[-1] - xs[0] + 0.9
+    centre = (xs[0] + xs[-1]) / 2
+    box(centre, y_attn, width, "self-attention", "attn")  # between the middle lanes
+    for p, x in enumerate(xs):  # the lanes: the stream itself, bottom to top
+        ax.plot([x, x], [y_in + 0.25, y_out - 0.25], color=lane, linewidth=6, alpha=0.35,
+                solid_capstyle="butt", zorder=1)
+        ax.plot([x, x], [y_attn - _BOX_H / 2, y_attn + _BOX_H / 2], color=lane, linewidth=1.5,
+                linestyle=(0, (2, 2)), zorder=5)  # the stream passes attention by
+        ax.text(x, y_in, f"$x_{{{p + 1}}}$", ha="center", va="center", fontsize=11)
+        ax.text(x, y_out, f"$x'_{{{p + 1}}}$", ha="center", va="center", fontsize=11)
+        for y in (y_mid, y_add2):  # the residual additions
+            ax.scatter([x], [y], s=150, facecolor="white", edgecolor=_HERE, zorder=6)
+            ax.text(x, y, "+", ha="center", va="center", fontsize=11, color=_HERE,
+                    weight="bold", zorder=7)
+    for x in xs:  # every lane into attention ...
+        arrow((x, y_attn - 0.75), (x, y_attn - _BOX_H / 2), color=lane)
+    for x_from in xs:  # ... and what it writes, into each lane (positions exchange here)
+        for x_to in xs:
+            arrow((x_from, y_attn + _BOX_H / 2), (x_to, y_mid - 0.13),
+                  color="C1" if x_from != x_to else "0.45", width=0.6)
+    for x in xs:  # the feed-forward network: each lane alone, added back into it
+        box(x + 0.55, y_ffn, 0.6, "FFN", "ffn")
+        arrow((x + 0.05, y_mid + 0.15), (x + 0.45, y_ffn - _BOX_H / 2), rad=-0.3)
+        arrow((x + 0.45, y_ffn + _BOX_H / 2), (x + 0.1, y_add2 + 0.08), rad=-0.3)
+    side = xs[-1] + 1.05
+    ax.text(side, y_attn, "attention communicates:\nwhat one position holds\nmoves into others",
+            fontsize=8.5, va="center", color="C1")
+    ax.text(side, y_ffn, "the feed-forward computes:\nthe same function on each\nposition alone",
+            fontsize=8.5, va="center", color="0.25")
+    ax.text(side, y_out, "to the next layer", fontsize=8.5, va="center", color="0.25")
+    ax.text(side, y_in, "from the embeddings\nor the layer below", fontsize=8.5, va="center",
+            color="0.25")
+    ax.text(centre, -0.55, "(+: a residual addition; the LayerNorms are left out)",
+            ha="center", fontsize=8, color="0.35")
+    return fig
