@@ -34,7 +34,8 @@ SUPPORTED = {  # the README's platforms: name -> uv's target triple
     "linux-x86_64": "x86_64-manylinux_2_28",
     "linux-aarch64": "aarch64-manylinux_2_28",
 }
-PYTHONS = ("3.11.5", "3.12", "3.13")  # the README's floor, and the releases after it
+PYTHONS = ("3.11.5", "3.12", "3.13", "3.14")  # the README's floor, and the releases after it
+# (3.14: python.org's default download since October 2025)
 MACOS = "14.0"  # torch's macOS wheels are built for macOS 14 and later
 UNSUPPORTED = {"macos-x86_64": "x86_64-apple-darwin"}  # Intel Macs: the README sends them to Colab
 CPU_INDEX = "https://download.pytorch.org/whl/cpu"
