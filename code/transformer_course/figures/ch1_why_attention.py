@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from transformer_course.experiments.ch1_why_attention.paths import path_length_formula
 from transformer_course.experiments.ch1_why_attention.recurrence import GradientDecay
 
 from .style import ATTENTION_CMAP, colour, colours, text_colour
@@ -33,8 +34,7 @@ def plot_information_flow(n: int = 6, kernel_size: int = 3) -> Figure:
     """What reaches what, n positions each: a recurrent chain; a stack of contiguous, centred
     convolutions of width ``kernel_size`` (odd), as many layers as it takes the first input to
     reach the last output; all-to-all self-attention."""
-    fig, (rnn_ax, conv_ax, att_ax) = plt.subplots(
-        1, 3, figsize=(12.0, 4.0), gridspec_kw={"width_ratios": [1, 1, 1]})
+    fig, (rnn_ax, conv_ax, att_ax) = plt.subplots(1, 3, figsize=(12.0, 4.0))
     xs = np.arange(n, dtype=float)
     inputs = [f"$x_{{{i + 1}}}$" for i in range(n)]
     for ax in (rnn_ax, att_ax):
@@ -73,7 +73,7 @@ def _convolution_stack(ax, n: int, kernel_size: int) -> None:
     """Layers of centred width-``kernel_size`` windows over n positions, stacked until the first
     input reaches the last position; its path highlighted."""
     reach = kernel_size // 2  # positions a layer moves information in either direction
-    layers = -(-(n - 1) // reach)  # ceil((n - 1) / reach)
+    layers = path_length_formula("convolutional", n, kernel_size=kernel_size)
     ax.set_xlim(-0.7, n - 0.3)
     ax.set_ylim(-0.55, layers + 0.95)
     ax.axis("off")
