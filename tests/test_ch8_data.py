@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from transformer_course.core.batching import BOS_ID, EOS_ID, PAD_ID
+from transformer_course.core.kv_cache import KVCache
 from transformer_course.experiments.ch8_real_sentences import data, extract, models, weights
 
 PARALLEL_BOOKS = ("1Sam", "2Sam", "1Kgs", "2Kgs", "1Chr", "2Chr", "Matt", "Mark", "Luke", "John",
@@ -82,6 +83,20 @@ def test_token_batches_cover_every_row_once_per_epoch_within_the_budget():
     assert sorted(seen) == list(range(len(lengths)))
 
 
+def test_pair_batches_count_the_labels_of_each_batch_they_give():
+    generator = torch.Generator()
+    src = [torch.arange(4, 4 + n) for n in torch.randint(1, 20, (60,), generator=generator)]
+    tgt = [torch.arange(4, 4 + n) for n in torch.randint(1, 20, (60,), generator=generator)]
+    pairs = data.Pairs(src, tgt, [""] * 60, [""] * 60)
+    stream = data.pair_batches(pairs, 100, torch.Generator().manual_seed(1))
+    for step in range(1, 6):
+        batch = next(stream)
+        labels = int((batch.tgt_out != PAD_ID).sum())  # the target's pieces and EOS
+        pieces = int((batch.src != PAD_ID).sum()) - 2 * len(batch.src)  # less BOS and EOS
+        assert stream.history[-1] - (stream.history[-2] if step > 1 else 0) == labels + pieces
+        assert len(stream.history) == step and stream.tokens == stream.history[-1]
+
+
 def test_stored_weights_are_within_half_a_step_of_the_originals(tmp_path):
     model = models.DecoderOnly(models.writer_config(300, layers=1))
     weights.save(model, tmp_path / "m.bin")
@@ -119,6 +134,34 @@ def test_sampling_is_seeded_and_stops_at_eos():
     assert torch.equal(draw[0], draw[1])
     assert draw[0][0] == BOS_ID and (EOS_ID not in draw[0][1:-1].tolist())
     assert len(draw[0]) <= 31
+
+
+def test_sampling_with_the_cache_gives_the_tokens_of_recomputing_every_step():
+    torch.manual_seed(0)
+    model = models.DecoderOnly(models.writer_config(60, dropout=0.0, layers=2)).eval()
+    prompt = torch.tensor([BOS_ID, 7, 9, 11])
+    for seed in range(3):
+        cached, recomputed = (models.sample(model, prompt, 40, temperature=1.5, eos_id=-1,
+                                            generator=torch.Generator().manual_seed(seed),
+                                            use_cache=use) for use in (True, False))
+        assert len(cached) == len(prompt) + 40 and torch.equal(cached, recomputed)
+    cache = [KVCache() for _ in model.layers]
+    with torch.no_grad():
+        for end in range(len(prompt), len(cached) + 1):
+            torch.testing.assert_close(models.next_token_logits(model, cached[:end], cache),
+                                       model(cached[None, :end])[0, -1])
+    assert cache[0].length == len(cached)
+
+
+def test_sampling_refuses_more_positions_than_the_model_reads():
+    model = models.DecoderOnly(models.writer_config(20, dropout=0.0, layers=1)).eval()
+    prompt = torch.tensor([BOS_ID] * 10)
+    with pytest.raises(ValueError, match="max_new"):
+        models.sample(model, prompt, model.config.max_len - 9)
+    with pytest.raises(ValueError, match="prompt"):
+        models.sample(model, prompt[None], 5)
+    with pytest.raises(TypeError, match="max_new"):
+        models.sample(model, prompt, 5.0)
 
 
 @pytest.mark.pipeline

@@ -55,6 +55,7 @@ from typing import Any
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import lean_jsonschema  # noqa: E402
 import toc_chapters  # noqa: E402
 from kernels import unix_socket_kernel  # noqa: E402
 
@@ -76,7 +77,7 @@ SKIPPED_SUFFIXES = (".pyc", ".pyo", ".egg-info")
 # picklable and everything it runs importable, so any start method works: tests/test_build_book.py
 # runs the parallel path under "spawn".
 START_METHOD: str | None = None
-JUPYTER_BOOK = "from jupyter_book.cli.main import main; import sys; sys.exit(main())"
+JUPYTER_BOOK = lean_jsonschema.then("from jupyter_book.cli.main import main; sys.exit(main())")
 
 
 def usable_cores() -> int:
@@ -483,6 +484,7 @@ def execute_chapter(job: tuple[str, Any, int, bool, bool]) -> tuple[str, Any, fl
     """
     import tempfile
 
+    lean_jsonschema.load()
     from nbclient import NotebookClient
 
     path, notebook, timeout, allow_errors, in_temp = job

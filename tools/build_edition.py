@@ -37,6 +37,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_book  # noqa: E402
+import lean_jsonschema  # noqa: E402
 import toc_chapters  # noqa: E402
 
 EDITIONS = {"student": ("html", ["student"], "html"), "pdf": ("singlehtml", [], "singlehtml")}
@@ -45,6 +46,7 @@ EDITIONS = {"student": ("html", ["student"], "html"), "pdf": ("singlehtml", [], 
 def sphinx_build(book: Path, edition: str, out: Path, log: Path) -> int:
     """Build ``edition`` of ``book`` with Sphinx into ``out``; its output goes to stdout and
     ``log``. Returns Sphinx's status (0: built without a warning)."""
+    lean_jsonschema.load()
     from jupyter_book.sphinx import build_sphinx
 
     builder, tags, folder = EDITIONS[edition]

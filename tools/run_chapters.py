@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import lean_jsonschema  # noqa: E402
 from kernels import unix_socket_kernel  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -54,6 +55,8 @@ class Outcome:
 def read(path: Path) -> Any:
     """The chapter as an nbformat notebook, from MyST Markdown or ``.ipynb``."""
     import jupytext
+
+    lean_jsonschema.load()
     import nbformat
 
     if path.suffix == ".ipynb":

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import matplotlib.pyplot as plt
-import numpy as np
 from matplotlib.figure import Figure
 
 from transformer_course.experiments.ch8_real_sentences.analysis import Reading
@@ -15,13 +14,19 @@ from transformer_course.experiments.ch8_real_sentences.analysis import Reading
 from .style import ATTENTION_CMAP, colour, colours
 
 
-def plot_live_loss(losses: Sequence[float], uniform: float) -> Figure:
-    """The live run's training loss at every step, with the loss of a uniform guess."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.0))
-    ax.plot(np.arange(1, len(losses) + 1), losses, "o-", ms=3, color=colour("training"),
-            label="training loss (this run)")
+def plot_live_loss(tokens: Sequence[float], losses: Sequence[float],
+                   stored_tokens: Sequence[float], stored_losses: Sequence[float],
+                   stored_steps: int, uniform: float) -> Figure:
+    """The live run's training loss at every step and the stored run's, against the tokens each
+    had read (log scale), with the loss of a uniform guess."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    ax.plot(stored_tokens, stored_losses, "-", lw=1.5, color="0.25",
+            label=f"the stored run (GPU, {stored_steps:,} steps)")
+    ax.plot(tokens, losses, "o-", ms=3, color=colour("training"),
+            label="this page's run (your CPU)")
     ax.axhline(uniform, color="0.4", ls="--", lw=1, label="a uniform guess, ln V")
-    ax.set_xlabel("step")
+    ax.set_xscale("log")
+    ax.set_xlabel("training tokens read (log scale)")
     ax.set_ylabel("label-smoothed loss")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8, loc="lower left")

@@ -13,6 +13,7 @@ from functools import cache
 from itertools import combinations
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import torch
 
@@ -109,6 +110,77 @@ def error_kinds(hypotheses: Sequence[str], references: Sequence[str], sources: S
                       recall(hypotheses, references, lower(0, 0)),
                       ratio(range(len(sources))), ratio(by_length[:third]),
                       ratio(by_length[-third:]))
+
+
+MISSED_BANDS = ("common words (100+ times in training)", "words seen 5-99 times",
+                "words seen 1-4 times", "words never seen", "names (capitalised)",
+                "capitalised words opening a sentence")
+
+
+def missed_words(hypotheses: Sequence[str], references: Sequence[str],
+                 training_english: Sequence[str]) -> dict[str, float]:
+    """Where the reference words an output misses fall: the share of every missed word (each
+    counted as often as the reference has it beyond the output) in each of
+    :data:`MISSED_BANDS`, lower-case words by how often the training English has them."""
+    counts = Counter(w for text in training_english for w in words(text))
+    bands: Counter[str] = Counter()
+    for hyp, ref in zip(hypotheses, references, strict=True):
+        named = set(names(ref))
+        for word, n in (Counter(words(ref)) - Counter(words(hyp))).items():
+            seen = counts[word]
+            band = (4 if word in named else 5) if not word.islower() else (
+                0 if seen >= 100 else 1 if seen >= 5 else 2 if seen >= 1 else 3)
+            bands[MISSED_BANDS[band]] += n
+    total = sum(bands.values())
+    return {band: bands[band] / total for band in MISSED_BANDS}
+
+
+def common_misses_among(hypotheses: Sequence[str], references: Sequence[str],
+                        training_english: Sequence[str], most_frequent: int) -> float:
+    """Of the missed common words (:func:`missed_words`' first band), the share that are among
+    the training English's ``most_frequent`` lower-case words ("the", "and", "of", ...)."""
+    counts = Counter(w for text in training_english for w in words(text) if w.islower())
+    top = {w for w, _ in counts.most_common(most_frequent)}
+    common = among = 0
+    for hyp, ref in zip(hypotheses, references, strict=True):
+        for word, n in (Counter(words(ref)) - Counter(words(hyp))).items():
+            if word.islower() and counts[word] >= 100:
+                common += n
+                among += n * (word in top)
+    return among / common
+
+
+@dataclass(frozen=True)
+class NearCopy:
+    """A held-out text that shares many of its word n-grams with one training text."""
+
+    held_out: int  # its index among the held-out texts
+    training: int  # the training text it shares the most n-grams with
+    share: float  # the share of its distinct n-grams found in that training text
+
+
+def near_copies(held_out: Sequence[str], training: Sequence[str], n: int = 4,
+                share: float = 0.5) -> list[NearCopy]:
+    """The held-out texts with at least ``share`` of their distinct word n-grams (lower-cased
+    words, punctuation dropped) in one training text, in the held-out order."""
+    def grams(text: str) -> set[tuple[str, ...]]:
+        w = words(text.lower())
+        return {tuple(w[i:i + n]) for i in range(len(w) - n + 1)}
+
+    held_grams = [grams(text) for text in held_out]
+    wanted = set().union(*held_grams)
+    where: dict[tuple[str, ...], list[int]] = {}
+    for j, text in enumerate(training):
+        for gram in grams(text) & wanted:
+            where.setdefault(gram, []).append(j)
+    found = []
+    for i, own in enumerate(held_grams):
+        hits = Counter(j for gram in own for j in where.get(gram, ()))
+        if hits:
+            j, shared = hits.most_common(1)[0]
+            if shared / len(own) >= share:
+                found.append(NearCopy(i, j, shared / len(own)))
+    return found
 
 
 @dataclass(frozen=True)
@@ -269,6 +341,23 @@ def dropout_curves(results: dict[str, Any]) -> DropoutCurves:
         fourth_last_bleu=points[0.1][-4]["validation_bleu"],
         first_quarter_best=max(p["validation_bleu"] for c in points.values() for p in c
                                if p["tokens"] <= total / 4))
+
+
+def stored_training_losses(record: dict[str, Any]) -> tuple[list[float], list[float]]:
+    """The tokens read and the label-smoothed training loss at each step a stored translator's
+    record kept (``record``: its entry in :func:`stored`). The run counted its tokens at each
+    check; between checks they are interpolated (its batches hold about as many each)."""
+    stride = max(record["steps"] // 200, 1)  # the record keeps every stride-th step's loss
+    steps = 1 + stride * np.arange(len(record["losses"]))
+    counted = [(0, 0)] + [(p["step"], p["tokens"]) for p in record["curve"]]
+    tokens = np.interp(steps, [s for s, _ in counted], [t for _, t in counted])
+    return tokens.tolist(), list(record["losses"])
+
+
+def lowest_validation_loss_tokens(record: dict[str, Any]) -> float:
+    """The tokens a stored translator (``record``: its entry in :func:`stored`) had read at the
+    check with its lowest validation loss."""
+    return min(record["curve"], key=lambda point: point["validation_loss"])["tokens"]
 
 
 def exact_matches(hypotheses: Sequence[str], references: Sequence[str]) -> float:

@@ -10,9 +10,10 @@ The held-out books mix the kinds of text: story, poetry, wisdom, prophecy and le
 from __future__ import annotations
 
 import lzma
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
@@ -132,6 +133,40 @@ def pairs(tokenizer: Tokenizer, verses: Sequence[Verse], source: str = "spanish"
             if max_tokens is None or max(len(src[i]), len(tgt[i])) <= max_tokens]
     return Pairs([src[i] for i in keep], [tgt[i] for i in keep], [src_text[i] for i in keep],
                  [tgt_text[i] for i in keep])
+
+
+class Counted:
+    """Batches for ``core.train``, counting the tokens they hold: ``tokens``, the count so far,
+    and ``history``, the count after each batch. ``make(rows, device)`` returns a batch of the
+    rows and its token count."""
+
+    def __init__(self, make: Callable[[list[int], str], tuple[Any, int]],
+                 rows: Iterator[list[int]], device: str = "cpu") -> None:
+        self.make, self.rows, self.device, self.tokens = make, rows, device, 0
+        self.history: list[int] = []
+
+    def __iter__(self) -> Counted:
+        return self
+
+    def __next__(self) -> Any:
+        batch, tokens = self.make(next(self.rows), self.device)
+        self.tokens += tokens
+        self.history.append(self.tokens)
+        return batch
+
+
+def pair_batches(pairs: Pairs, max_tokens: int, generator: torch.Generator,
+                 device: str = "cpu") -> Counted:
+    """Endless teacher-forcing batches of ``pairs`` (:func:`token_batches`: similar lengths, at
+    most ``max_tokens`` padded tokens), counting the tokens each holds: the source's and the
+    target's labels (its pieces and EOS)."""
+    lengths = [max(len(s) + 2, len(t) + 1) for s, t in zip(pairs.src, pairs.tgt, strict=True)]
+
+    def make(rows: list[int], device: str) -> tuple[Batch, int]:
+        return pairs.batch(rows, device), sum(len(pairs.src[r]) + len(pairs.tgt[r]) + 1
+                                              for r in rows)
+
+    return Counted(make, token_batches(lengths, max_tokens, generator), device)
 
 
 def token_batches(lengths: Sequence[int], max_tokens: int, generator: torch.Generator,

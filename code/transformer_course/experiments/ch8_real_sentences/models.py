@@ -14,7 +14,9 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from transformer_course.core.masks import decoder_self_attention_mask
+from transformer_course.core.checks import check_instance, check_int
+from transformer_course.core.kv_cache import KVCache, cached_attention
+from transformer_course.core.masks import causal_mask, decoder_self_attention_mask
 from transformer_course.core.model import (
     Embeddings,
     EncoderLayer,
@@ -87,21 +89,54 @@ def next_token_probabilities(logits: torch.Tensor, temperature: float = 1.0,
     return torch.softmax(logits, -1)
 
 
+def next_token_logits(model: DecoderOnly, tokens: torch.Tensor,
+                      cache: list[KVCache] | None = None) -> torch.Tensor:
+    """The logits (V,) of the token after ``tokens`` (T,).
+    ``cache``: one KVCache per layer, empty at the first call; the layers
+    run over the positions it does not hold yet (one per call after the
+    first) and append their keys and values. None: all T positions again."""
+    if cache is None:
+        return model(tokens[None])[0, -1]
+    start = cache[0].length  # positions computed at earlier calls
+    x = model.embed(tokens[None])[:, start:]  # (1, T - start, d_model)
+    mask = causal_mask(len(tokens), tokens.device)[None, start:]
+    for layer, kv in zip(model.layers, cache, strict=True):
+        attend, feed_forward = layer.sublayers  # the EncoderLayer's
+        x = attend(x, lambda x, attn=layer.self_attn, kv=kv:
+                   cached_attention(attn, x, x, mask, kv))
+        x = feed_forward(x, layer.feed_forward)
+    if model.norm is not None:
+        x = model.norm(x)
+    return model.output_projection(x)[0, -1]
+
+
 @torch.no_grad()
 def sample(model: DecoderOnly, prompt: torch.Tensor, max_new: int, *,
            temperature: float = 1.0, top_k: int | None = None,
            eos_id: int = 2, generator: torch.Generator | None = None,
-           ) -> torch.Tensor:
+           use_cache: bool = True) -> torch.Tensor:
     """Extend ``prompt`` (T,) ids, BOS first, by up to ``max_new`` tokens,
     each drawn from :func:`next_token_probabilities`; stop at EOS.
+    ``use_cache``: keep each layer's keys and values between steps.
     Returns the ids (T + n,)."""
+    _check_sample_arguments(model, prompt, max_new)
+    cache = [KVCache() for _ in model.layers] if use_cache else None
     tokens = prompt.clone()
     for _ in range(max_new):
-        window = tokens[None, -model.config.max_len:]  # (1, T)
-        logits = model(window)[0, -1]  # (V,): the next token's
+        logits = next_token_logits(model, tokens, cache)  # (V,)
         probs = next_token_probabilities(logits, temperature, top_k)
         token = torch.multinomial(probs, 1, generator=generator)
         tokens = torch.cat([tokens, token.to(tokens.device)])
         if int(token) == eos_id:
             break
     return tokens
+
+
+def _check_sample_arguments(model: DecoderOnly, prompt: torch.Tensor, max_new: int) -> None:
+    check_instance("model", model, DecoderOnly)
+    check_instance("prompt", prompt, torch.Tensor)
+    check_int("max_new", max_new, low=0)
+    if prompt.dim() != 1 or len(prompt) == 0 or len(prompt) + max_new > model.config.max_len:
+        raise ValueError(f"prompt must be one non-empty row of ids, and prompt plus max_new at "
+                         f"most the model's max_len={model.config.max_len} positions; got shape "
+                         f"{tuple(prompt.shape)} and max_new={max_new}")

@@ -37,7 +37,6 @@ import argparse
 import json
 import math
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -71,21 +70,6 @@ def bpe() -> Any:
         tokenizer = data.train_bpe([v.english for v in train_set] + [v.spanish for v in train_set])
         tokenizer.save(str(data.BPE))
     return data.load_bpe()
-
-
-class Counted:
-    """Batches for ``core.train``, counting the tokens they hold (source + target labels)."""
-
-    def __init__(self, make: Any, rows: Iterator[list[int]], device: str) -> None:
-        self.make, self.rows, self.device, self.tokens = make, rows, device, 0
-
-    def __iter__(self) -> Counted:
-        return self
-
-    def __next__(self) -> Any:
-        batch, tokens = self.make(next(self.rows), self.device)
-        self.tokens += tokens
-        return batch
 
 
 def autocast(device: str) -> Any:
@@ -147,15 +131,8 @@ def run_translator(args: argparse.Namespace) -> None:
     held = {name: data.pairs(tokenizer, sets[name]) for name in ("validation", "test")}
     config = translator_config(tokenizer.get_vocab_size(), dropout=args.dropout)
     model = Transformer(config).to(device)
-    lengths = [max(len(s) + 2, len(t) + 1) for s, t in zip(train_pairs.src, train_pairs.tgt,
-                                                           strict=True)]
-    generator = torch.Generator().manual_seed(args.seed)
-
-    def make(rows: list[int], device: str) -> tuple[Any, int]:
-        batch = train_pairs.batch(rows, device)
-        return batch, sum(len(train_pairs.src[r]) + len(train_pairs.tgt[r]) + 1 for r in rows)
-
-    stream = Counted(make, data.token_batches(lengths, args.batch_tokens, generator), device)
+    stream = data.pair_batches(train_pairs, args.batch_tokens,
+                               torch.Generator().manual_seed(args.seed), device)
 
     def loss_fn(m: nn.Module, batch: Any, cfg: TrainConfig) -> torch.Tensor:
         with autocast(device):
@@ -227,7 +204,7 @@ def run_writer(args: argparse.Namespace) -> None:
 
     lengths = [len(t) + 2 for t in ids["train"]]
     generator = torch.Generator().manual_seed(args.seed)
-    stream = Counted(make, data.token_batches(lengths, args.batch_tokens, generator), device)
+    stream = data.Counted(make, data.token_batches(lengths, args.batch_tokens, generator), device)
     steps = args.steps
     curve: list[dict[str, Any]] = []
     best: dict[str, Any] = {"perplexity": math.inf}
@@ -365,7 +342,19 @@ def data_claims(path: Path = RESULTS) -> list[DataClaim]:
     writer = results["writer"]
     curve, kept = writer["curve"], writer["kept_check"]
     by_dropout = analysis.final_bleu(results)
+    tokens, losses = analysis.stored_training_losses(results["translator"])
+    first_millions = min(loss for t, loss in zip(tokens, losses, strict=True) if t <= 2e6)
+    train_english = [v.english for v in sets["train"]]
+    missed = analysis.missed_words(results["outputs"]["test_greedy"], refs, train_english)
+    rare_and_names = sum(missed[band] for band in analysis.MISSED_BANDS[2:5])
+    top50 = analysis.common_misses_among(results["outputs"]["test_greedy"], refs, train_english,
+                                         50)
+    translator_curve = results["translator"]["curve"]
+    best_loss_tokens = analysis.lowest_validation_loss_tokens(results["translator"])
     return [
+        # figure "the live and the stored loss" and the paragraph after it
+        data_claim("the stored run's loss stays above 8 for its first 2 million tokens",
+                   first_millions > 8, lowest=first_millions),
         # figure "BLEU against tokens" and the paragraph after it
         data_claim("dropout 0.3 starts slower (at the third check)",
                    curves.early_bleu[0.3] < curves.early_bleu[0.1] - 5, **early),
@@ -382,6 +371,15 @@ def data_claims(path: Path = RESULTS) -> list[DataClaim]:
         data_claim("beam search adds about a point of BLEU", 0.5 < beam - greedy < 2,
                    greedy=greedy, beam=beam),
         # "What goes wrong"
+        data_claim("most of the words the outputs miss are common words",
+                   missed[analysis.MISSED_BANDS[0]] > 0.5, common=missed[analysis.MISSED_BANDS[0]]),
+        data_claim("rare words and names are under a tenth of the missed words",
+                   rare_and_names < 0.1, rare_and_names=rare_and_names),
+        data_claim("about half of the missed common words are among the 50 most frequent",
+                   0.4 < top50 < 0.6, top50=top50),
+        data_claim("common words fare worse than names",
+                   kinds.common_recall < kinds.name_recall, common=kinds.common_recall,
+                   names=kinds.name_recall),
         data_claim("rare words are almost never found, common words mostly",
                    kinds.rare_recall < 0.05 < 0.5 < kinds.common_recall,
                    rare=kinds.rare_recall, common=kinds.common_recall),
@@ -410,6 +408,12 @@ def data_claims(path: Path = RESULTS) -> list[DataClaim]:
                    > 1.3 * curve[kept]["validation_perplexity"],
                    kept=curve[kept]["validation_perplexity"],
                    last=curve[-1]["validation_perplexity"]),
+        data_claim("the translator overfits too, later: its validation loss was lowest at a "
+                   "check before the last, after more tokens than the writer's lowest",
+                   translator_curve[-1]["validation_loss"]
+                   > min(p["validation_loss"] for p in translator_curve)
+                   and best_loss_tokens > curve[kept]["tokens"],
+                   best_loss_tokens=best_loss_tokens, writer_best=curve[kept]["tokens"]),
         # lab note "The stored study"
         data_claim("the two dropout rates' seeds overlap on validation BLEU",
                    min(by_dropout[0.1]) < max(by_dropout[0.3]),
