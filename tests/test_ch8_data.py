@@ -187,6 +187,29 @@ def test_names_are_capitalised_words_inside_a_sentence():
     assert analysis.names(text) == ["David", "Saul", "Gilgal", "Samuel", "Boaz"]
 
 
+def test_missed_words_fall_in_bands_by_training_count_and_capital():
+    from transformer_course.experiments.ch8_real_sentences import analysis
+
+    training = ["the"] * 100 + ["lamb"] * 5 + ["oxen", "Boaz went"]
+    references = ["The lamb and the oxen saw Boaz and the Zuph", "the lamb"]
+    hypotheses = ["the and and", "the lamb"]  # misses: the, lamb, oxen, saw, Boaz, Zuph, The
+    shares = analysis.missed_words(hypotheses, references, training)
+    assert [round(7 * shares[band]) for band in analysis.MISSED_BANDS] == [1, 1, 1, 1, 2, 1]
+    assert analysis.common_misses_among(hypotheses, references, training, 1) == 1.0
+
+
+def test_a_near_copy_shares_half_its_four_grams_with_one_training_text():
+    from transformer_course.experiments.ch8_real_sentences import analysis
+
+    held_out = ["Grace to you and peace from God our Father.", "A verse of its own words here.",
+                "Grace to you all, my brothers, in the Lord."]
+    training = ["To all in Rome: grace to you and peace from God our Father and the Lord.",
+                "Grace to you all, friends."]
+    found = analysis.near_copies(held_out, training)
+    assert [(c.held_out, c.training, c.share) for c in found] == [(0, 0, 1.0)]
+    assert [c.held_out for c in analysis.near_copies(held_out, training, share=0.1)] == [0, 2]
+
+
 def test_recall_counts_each_reference_word_at_most_as_often_as_the_output_has_it():
     from transformer_course.experiments.ch8_real_sentences import analysis
 

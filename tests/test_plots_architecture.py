@@ -10,7 +10,11 @@ import pytest  # noqa: E402
 from matplotlib.colors import to_hex  # noqa: E402
 from matplotlib.patches import FancyBboxPatch  # noqa: E402
 
-from transformer_course.figures.architecture import PARTS, plot_architecture  # noqa: E402
+from transformer_course.figures.architecture import (  # noqa: E402
+    PARTS,
+    plot_architecture,
+    plot_decoder_only,
+)
 
 
 def _boxes(fig) -> dict[str, FancyBboxPatch]:
@@ -58,3 +62,17 @@ def test_each_part_highlights_different_boxes():
     thick = [frozenset(label for label, box in _boxes(plot_architecture(highlight=[part])).items()
                        if box.get_linewidth() > 2) for part in PARTS]
     assert len(set(thick)) == len(PARTS)
+
+
+def test_the_decoder_alone_draws_one_pre_norm_stack_without_cross_attention():
+    from transformer_course.experiments.ch8_real_sentences import models
+
+    labels = [t.get_text() for t in plot_decoder_only().axes[0].texts]
+    model = models.DecoderOnly(models.writer_config(30, layers=1))
+    layer = model.layers[0]
+    assert not any(label.startswith(("Cross-attention", "memory")) for label in labels)
+    assert labels.count("Masked multi-head self-attention") == 1
+    assert labels.count("Feed-forward (ReLU)") == 1
+    # one LayerNorm per sub-layer and one at the top, as the model has
+    assert labels.count("LayerNorm") == len(layer.sublayers) and model.norm is not None
+    assert "final LayerNorm (once)" in labels

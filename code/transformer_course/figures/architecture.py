@@ -80,6 +80,31 @@ class _Drawing:
             y += step
         return layer_top, y, heights
 
+    def inputs(self, x: float, text: str, letter: str) -> None:
+        """The token ids and the embedding under a stack at x."""
+        self.box(x, 0.0, text, "io")
+        self.box(x, 0.75, "Embedding ×√d_model + PE, Dropout", "embed", width=3.3)
+        self.arrow((x, _BOX_H / 2), (x, 0.75 - _BOX_H / 2))
+        self.ax.text(x + 1.72, 0.75, f"(B, {letter}, d_model)", fontsize=7, color="0.35",
+                     va="center")
+
+    def repeated(self, x: float, layer_top: float) -> None:
+        """The dashed frame, marked × N, around the layer a stack repeats."""
+        y0, y1 = 1.06, layer_top + 0.33
+        self.ax.add_patch(FancyBboxPatch((x - 1.75, y0), 3.35, y1 - y0,
+                                         boxstyle="round,pad=0.02,rounding_size=0.15",
+                                         facecolor="none", edgecolor="0.55", linestyle="--"))
+        self.ax.text(x + 1.7, (y0 + y1) / 2, "× N", fontsize=11, va="center")
+
+    def output(self, x: float, top: float) -> float:
+        """The tied output layer and the softmax over a stack's top; returns the highest y."""
+        self.box(x, top + 0.75, "Linear: logits (B, T, V), weights tied to Embedding", "out",
+                 width=3.6)
+        self.box(x, top + 1.5, "softmax: next-token probabilities", "out", width=3.0)
+        self.arrow((x, top + _BOX_H / 2 - 0.1), (x, top + 0.75 - _BOX_H / 2))
+        self.arrow((x, top + 0.75 + _BOX_H / 2), (x, top + 1.5 - _BOX_H / 2))
+        return top + 1.5
+
 
 def plot_architecture(norm_first: bool = False, highlight: Iterable[str] | None = None,
                       here: str | None = None) -> Figure:
@@ -96,21 +121,15 @@ def plot_architecture(norm_first: bool = False, highlight: Iterable[str] | None 
     draw = _Drawing(ax, kinds)
     ex, dx = 2.0, 6.6  # column centres of encoder and decoder
     for x, side, shape, letter in ((ex, "source", "(B, S)", "S"), (dx, "target", "(B, T)", "T")):
-        draw.box(x, 0.0, f"{side} token ids {shape}", "io")
-        draw.box(x, 0.75, "Embedding ×√d_model + PE, Dropout", "embed", width=3.3)
-        draw.arrow((x, _BOX_H / 2), (x, 0.75 - _BOX_H / 2))
-        ax.text(x + 1.72, 0.75, f"(B, {letter}, d_model)", fontsize=7, color="0.35", va="center")
+        draw.inputs(x, f"{side} token ids {shape}", letter)
     encoder_parts = [("Multi-head self-attention", "attn"), ("Feed-forward (ReLU)", "ffn")]
     decoder_parts = [("Masked multi-head self-attention", "attn"),
                      ("Cross-attention: Q from decoder", "attn"), ("Feed-forward (ReLU)", "ffn")]
     enc_layer_top, enc_top, _ = draw.stack(ex, 0.75, encoder_parts, norm_first, norm_first)
     dec_layer_top, dec_top, heights = draw.stack(dx, 0.75, decoder_parts, norm_first, norm_first)
     top = max(enc_top, dec_top)
-    for x, y0, y1 in ((ex, 1.06, enc_layer_top + 0.33), (dx, 1.06, dec_layer_top + 0.33)):
-        ax.add_patch(FancyBboxPatch((x - 1.75, y0), 3.35, y1 - y0,
-                                    boxstyle="round,pad=0.02,rounding_size=0.15",
-                                    facecolor="none", edgecolor="0.55", linestyle="--"))
-        ax.text(x + 1.7, (y0 + y1) / 2, "× N", fontsize=11, va="center")
+    draw.repeated(ex, enc_layer_top)
+    draw.repeated(dx, dec_layer_top)
     cross_y = heights["Cross-attention: Q from decoder"]
     ax.text(ex, enc_top + 0.75, "memory (B, S, d_model)", ha="center", fontsize=8)
     draw.arrow((ex, enc_top + 0.6), (ex, enc_top + _BOX_H / 2 - 0.1), style="-")
@@ -119,19 +138,36 @@ def plot_architecture(norm_first: bool = False, highlight: Iterable[str] | None 
     ax.plot([mid, mid], [enc_top + 1.05, cross_y], color="C0", lw=1.2)
     draw.arrow((mid, cross_y), (dx - _BOX_W / 2, cross_y), color="C0")
     ax.text(mid - 0.1, cross_y + 0.15, "K, V", color="C0", fontsize=8, ha="right")
-    draw.box(dx, dec_top + 0.75, "Linear: logits (B, T, V), weights tied to Embedding", "out",
-             width=3.6)
-    draw.box(dx, dec_top + 1.5, "softmax: next-token probabilities", "out", width=3.0)
-    draw.arrow((dx, dec_top + _BOX_H / 2 - 0.1), (dx, dec_top + 0.75 - _BOX_H / 2))
-    draw.arrow((dx, dec_top + 0.75 + _BOX_H / 2), (dx, dec_top + 1.5 - _BOX_H / 2))
+    highest = draw.output(dx, dec_top)
     ax.text(ex, -0.75, "Encoder", ha="center", fontsize=11, weight="bold")
     ax.text(dx, -0.75, "Decoder", ha="center", fontsize=11, weight="bold")
     ax.set_xlim(-0.3, 9.6)
-    ax.set_ylim(-1.1, max(top, dec_top + 1.5) + 0.6)
+    ax.set_ylim(-1.1, max(top, highest) + 0.6)
     ax.set_axis_off()
     ax.set_title("Pre-norm Transformer" if norm_first else "Post-norm Transformer (the paper)",
                  fontsize=11, pad=22 if here else 6)
     if here is not None:
         ax.text(0.5, 1.01, f"You are here: {here}", transform=ax.transAxes, ha="center",
                 va="bottom", fontsize=10, color=_HERE, weight="bold")
+    return fig
+
+
+def plot_decoder_only() -> Figure:
+    """The decoder alone, as chapter 8's writer builds it (GPT's shape): the paper's decoder
+    without the encoder and the cross-attention, pre-norm, with a final LayerNorm; its
+    self-attention masked so that each position sees only itself and the positions before."""
+    fig, ax = plt.subplots(figsize=(5.6, 7.2))
+    draw = _Drawing(ax, None)
+    x = 2.0
+    draw.inputs(x, "token ids (B, T): BOS, then the text", "T")
+    parts = [("Masked multi-head self-attention", "attn"), ("Feed-forward (ReLU)", "ffn")]
+    layer_top, top, heights = draw.stack(x, 0.75, parts, norm_first=True, final_norm=True)
+    draw.repeated(x, layer_top)
+    highest = draw.output(x, top)
+    ax.text(x + 1.9, heights["Masked multi-head self-attention"],
+            "no encoder: no memory,\nno cross-attention", fontsize=8, color="0.4", va="center")
+    ax.set_xlim(-0.3, 5.6)
+    ax.set_ylim(-0.35, highest + 0.35)
+    ax.set_axis_off()
+    ax.set_title("The decoder alone (pre-norm)", fontsize=11, pad=6)
     return fig

@@ -123,16 +123,20 @@ def missed_words(hypotheses: Sequence[str], references: Sequence[str],
     counted as often as the reference has it beyond the output) in each of
     :data:`MISSED_BANDS`, lower-case words by how often the training English has them."""
     counts = Counter(w for text in training_english for w in words(text))
+
+    def band(word: str, named: set[str]) -> str:
+        if not word.islower():
+            return MISSED_BANDS[4] if word in named else MISSED_BANDS[5]
+        seen = counts[word]
+        return MISSED_BANDS[0 if seen >= 100 else 1 if seen >= 5 else 2 if seen >= 1 else 3]
+
     bands: Counter[str] = Counter()
     for hyp, ref in zip(hypotheses, references, strict=True):
         named = set(names(ref))
         for word, n in (Counter(words(ref)) - Counter(words(hyp))).items():
-            seen = counts[word]
-            band = (4 if word in named else 5) if not word.islower() else (
-                0 if seen >= 100 else 1 if seen >= 5 else 2 if seen >= 1 else 3)
-            bands[MISSED_BANDS[band]] += n
+            bands[band(word, named)] += n
     total = sum(bands.values())
-    return {band: bands[band] / total for band in MISSED_BANDS}
+    return {name: bands[name] / total for name in MISSED_BANDS}
 
 
 def common_misses_among(hypotheses: Sequence[str], references: Sequence[str],

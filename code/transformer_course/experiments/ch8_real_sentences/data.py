@@ -19,6 +19,7 @@ import torch
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
 
 from transformer_course.core.batching import BOS_ID, EOS_ID, PAD_ID, Batch, make_batch
+from transformer_course.core.checks import check_instance, check_int
 
 HERE = Path(__file__).parent
 CORPUS = HERE / "corpus.tsv.xz"
@@ -160,6 +161,9 @@ def pair_batches(pairs: Pairs, max_tokens: int, generator: torch.Generator,
     """Endless teacher-forcing batches of ``pairs`` (:func:`token_batches`: similar lengths, at
     most ``max_tokens`` padded tokens), counting the tokens each holds: the source's and the
     target's labels (its pieces and EOS)."""
+    check_instance("pairs", pairs, Pairs)
+    check_int("max_tokens", max_tokens)
+    check_instance("generator", generator, torch.Generator)
     lengths = [max(len(s) + 2, len(t) + 1) for s, t in zip(pairs.src, pairs.tgt, strict=True)]
 
     def make(rows: list[int], device: str) -> tuple[Batch, int]:
