@@ -590,6 +590,7 @@ def run_sphinx(book: Path, log: Path, lines: list[str]) -> int:
 
 
 def build(book: Path, inputs: list[Path], jobs: int) -> int:
+    lean_jsonschema.load()  # before the readers (MyST-NB, nbformat) import jsonschema
     build_dir = book / "_build"
     settings = Settings.of(book)
     cache = Cache(settings.cache)

@@ -54,9 +54,8 @@ class Outcome:
 
 def read(path: Path) -> Any:
     """The chapter as an nbformat notebook, from MyST Markdown or ``.ipynb``."""
+    lean_jsonschema.load()  # before jupytext, which imports nbformat and so jsonschema
     import jupytext
-
-    lean_jsonschema.load()
     import nbformat
 
     if path.suffix == ".ipynb":
@@ -88,6 +87,7 @@ def glued_values(notebook: Any) -> dict[str, Any]:
 def run_one(path: str, timeout: int, settings: dict[str, str] | None = None) -> Outcome:
     """Run one chapter in a fresh kernel in an empty temporary folder, with ``settings`` added
     to the kernel's environment (a numeric path, a draw, strictness)."""
+    lean_jsonschema.load()  # before nbclient, which imports jsonschema
     from nbclient import NotebookClient
     from nbclient.exceptions import CellExecutionError
 
