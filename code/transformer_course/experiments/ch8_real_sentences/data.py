@@ -143,16 +143,19 @@ class Counted:
 
     def __init__(self, make: Callable[[list[int], str], tuple[Any, int]],
                  rows: Iterator[list[int]], device: str = "cpu") -> None:
-        self.make, self.rows, self.device, self.tokens = make, rows, device, 0
+        self.make, self.rows, self.device = make, rows, device
         self.history: list[int] = []
+
+    @property
+    def tokens(self) -> int:
+        return self.history[-1] if self.history else 0
 
     def __iter__(self) -> Counted:
         return self
 
     def __next__(self) -> Any:
         batch, tokens = self.make(next(self.rows), self.device)
-        self.tokens += tokens
-        self.history.append(self.tokens)
+        self.history.append(self.tokens + tokens)
         return batch
 
 
