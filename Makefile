@@ -37,7 +37,7 @@ PORT ?= 8000
 export MPLCONFIGDIR ?= $(abspath $(VENV))/matplotlib
 
 .PHONY: help book test check test-fast notebooks lab serve lint bench clean student pdf launch-branch pack \
-  assignments grade other-cpus calibrate
+  assignments grade other-cpus calibrate student-pdf release-dry-run
 
 help:  ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  make %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -148,6 +148,10 @@ pdf: book  ## the whole book as one PDF, _build/pdf/book.pdf (headless Chromium,
 	CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
 	$(BIN)/python tools/build_edition.py pdf $(BOOK)
 
+student-pdf: student  ## the student edition as one PDF, _build/student-pdf/book.pdf
+	CHROMIUM="$$(tools/find_browser.sh $(BIN)/python)"; export CHROMIUM; \
+	$(BIN)/python tools/build_edition.py student-pdf $(BOOK)
+
 # The instructor's pack (tools/instructor_pack.py): the student edition, the PDF, the assignment
 # notebooks and rubrics, every figure as SVG and 200-dpi PNG with its attribution, one offline
 # slide deck per chapter; zipped. It runs the chapters again (to export their figures), so it takes
@@ -171,6 +175,17 @@ grade: $(INSTRUCTOR_INSTALLED)  ## grade the notebooks in SUBMISSIONS=folder int
 # the site, the student edition under student/, and Binder's environment (tools/launch_branch.py).
 launch-branch: student  ## the site, student/ and what Binder installs, in _build/launch-branch
 	$(BIN)/python tools/launch_branch.py $(BOOK) $(BOOK)/_build/launch-branch
+
+# A release, built here as its tag's build will build it (CONTRIBUTING.md, "Cutting a release"):
+# the version numbers checked, then with COURSE_RELEASE=v<version> (the buttons open the release's
+# own launch branch, launch-v<version>) the pack, the student PDF and the launch branch, then the
+# release's files collected into _build/release and checked (tests/test_release.py).
+RELEASE_TAG = v$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+release-dry-run: $(DEV_INSTALLED) $(INSTRUCTOR_INSTALLED)  ## every release asset, built and checked, into _build/release
+	$(BIN)/python tools/release.py check $(RELEASE_TAG)
+	COURSE_RELEASE=$(RELEASE_TAG) $(MAKE) pack student-pdf launch-branch
+	$(BIN)/python tools/release.py assets $(BOOK) $(BOOK)/_build/release
+	COURSE_RELEASE=$(RELEASE_TAG) $(BIN)/python tools/release.py verify $(BOOK)
 
 clean:  ## remove the built site, the execution cache and generated notebooks
 	rm -rf _build notebooks

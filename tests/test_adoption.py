@@ -33,8 +33,10 @@ def test_footer_names_both_licences() -> None:
 
 @pytest.mark.usefixtures("built_site")
 def test_every_page_carries_the_licence_footer() -> None:
-    """The footer _config.yml asks for (``html.extra_footer``) is on every page of the site."""
+    """The footer _config.yml asks for (``html.extra_footer``) is on every page of the site,
+    with the course's version after it."""
     expected = _text(book_config()["html"]["extra_footer"])
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     pages = site_pages()
     assert len(pages) > 2, f"only {len(pages)} pages in {HTML}"
     missing = []
@@ -43,7 +45,8 @@ def test_every_page_carries_the_licence_footer() -> None:
         if soup.find("meta", attrs={"http-equiv": lambda v: v and v.lower() == "refresh"}):
             continue  # the root's redirect to the landing page, which is checked itself
         footer = soup.select_one("footer .extra_footer, .extra_footer")
-        if footer is None or _text(str(footer)) != expected:
+        # the licences, then the version (tools/launch_site.py)
+        if footer is None or _text(str(footer)) != f"{expected} Version {version}":
             missing.append(f"{page.relative_to(HTML)}: {footer and _text(str(footer))!r}")
     assert not missing, "pages without the licence footer:\n" + "\n".join(missing)
 
@@ -113,7 +116,8 @@ def test_the_workflow_caches_executions_builds_tests_and_deploys() -> None:
     assert uses["actions/upload-pages-artifact"]["with"]["path"] == published
     assert published in {step["with"]["path"] for step in steps
                          if step.get("uses", "").startswith("actions/upload-artifact")}
-    assert "tags" in triggers["push"] and runs.index("make check") < runs.index("make pack")
+    pack = next(i for i, run in enumerate(runs) if run.startswith("make pack"))
+    assert "tags" in triggers["push"] and runs.index("make check") < pack
     assert "actions/deploy-pages" in uses
     deploy = next(job for job in workflow["jobs"].values()
                   if any(step.get("uses", "").startswith("actions/deploy-pages") for step in

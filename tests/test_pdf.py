@@ -94,6 +94,27 @@ def test_every_chapter_is_in_it_with_plausible_length(pdf: PdfReader) -> None:
         assert title in text, f"chapter {title!r} is not in the PDF"
 
 
+def test_its_bookmarks_open_each_chapter_and_its_sections(pdf: PdfReader) -> None:
+    def titles(entries: list, depth: int = 0) -> list[tuple[int, str]]:
+        found = []
+        for entry in entries:  # an entry, or the list of the entry before's children
+            found += titles(entry, depth + 1) if isinstance(entry, list) else [
+                (depth, " ".join(entry.title.split()))]
+        return found
+
+    bookmarks = titles(pdf.outline)
+    for docname in toc_docnames()[1:]:
+        page = parse_html(html_path(docname))
+        chapter = " ".join(page.find("h1").get_text().rstrip("#").split())
+        assert any(chapter in title for _, title in bookmarks), f"no bookmark for {chapter!r}"
+        section = page.find("h2")
+        if section is not None:  # a section is a bookmark one level under its chapter's
+            name = " ".join(section.get_text().rstrip("#").split())
+            depth = next(d for d, title in bookmarks if chapter in title)
+            assert any(name in title and d > depth for d, title in bookmarks), \
+                f"no bookmark for {name!r} under {chapter!r}"
+
+
 def test_it_holds_every_figure_and_its_numbered_caption(pdf: PdfReader) -> None:
     figures = sum(len(glue_figures(source_path(d).read_text())) for d in toc_docnames())
     images = sum(image_count(page.get("/Resources")) for page in pdf.pages)

@@ -144,3 +144,15 @@ def test_without_solutions_in_a_notebook_drops_the_code_cells_of_a_gated_solutio
     assert len(notebook.cells) == 6  # the input is left alone
     _, inside = without_solutions(cells[0].source)
     assert inside  # the solution goes on in the next cell
+
+
+def test_only_keeps_what_the_edition_s_tags_select() -> None:
+    text = ("Before.\n\n```{only} not student\nA solution follows.\n```\n\n"
+            "```{only} student\nThe student edition.\n```\n\nAfter.")
+    full = readable_markdown(text, FACTS)
+    student = readable_markdown(text, replace(FACTS, tags=frozenset({"student", "html"})))
+    assert "A solution follows." in full and "The student edition." not in full
+    assert "The student edition." in student and "A solution follows." not in student
+    assert full.startswith("Before.") and full.endswith("After.") and "only" not in full
+    with pytest.raises(UnreadableMySTError):
+        readable_markdown("```{only} student or html\nx\n```", FACTS)

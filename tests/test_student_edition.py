@@ -75,6 +75,17 @@ def test_pages_keep_every_exercise_and_lose_every_solution(student: Path) -> Non
     assert solutions > 0, "the full site has no solutions to leave out: nothing was checked"
 
 
+def test_the_student_landing_page_speaks_to_students(student: Path) -> None:
+    """The full edition's landing page says solutions follow the exercises and how to build
+    the editions; the student edition's says neither, and that it is the student edition."""
+    full = _words(parse_html(HTML / "book" / "index.html").get_text())
+    edition = _words(BeautifulSoup((student / "html" / "book" / "index.html").read_text(
+        encoding="utf-8"), "html.parser").get_text())
+    for told in ("A solution follows each exercise", "make student"):
+        assert told in full and told not in edition, told
+    assert "This is the student edition" in edition and "This is the student edition" not in full
+
+
 def _solution_only_names() -> set[str]:
     """snake_case names (code identifiers: Sphinx indexes them whole, lower-cased) that the
     full site uses in its solutions and nowhere else."""

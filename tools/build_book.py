@@ -559,13 +559,15 @@ def execute(chapters: list[Chapter], cache: Cache, settings: Settings, jobs: int
 
 def site_fingerprint(book: Path, inputs: list[Path]) -> str:
     """A digest of everything the site is made from: the book folder (pages, configuration,
-    local extensions), the INPUTs, and which packages are installed."""
+    local extensions), the INPUTs, which packages are installed, and the release it is built
+    for, if any (``$COURSE_RELEASE``)."""
     files = set(walk_files(book))
     for path in inputs:
         files.update(walk_files(path) if path.is_dir() else [path])
     digest, _ = fingerprint(sorted(files), book)
     installed = sorted(os.listdir(sysconfig.get_paths()["purelib"]))
-    return sha256(f"{digest}\0{installed}".encode())
+    release = os.environ.get("COURSE_RELEASE", "")  # a release build's buttons (release.py)
+    return sha256(f"{digest}\0{installed}\0{release}".encode())
 
 
 def run_sphinx(book: Path, log: Path, lines: list[str]) -> int:

@@ -10,15 +10,19 @@ site (``_build/.jupyter_cache``), so nothing is executed again:
   every solution) into ``OUT/html``, and every chapter's readable notebook without its solutions
   (the site's ``.ipynb`` downloads) copied into ``OUT/notebooks``.
 - ``pdf``: Sphinx's ``singlehtml`` build (all chapters on one page, numbered as on the site) into
-  ``OUT/singlehtml``, printed by headless Chromium (``print_pdf.py``) into ``OUT/book.pdf``.
+  ``OUT/singlehtml``, printed by headless Chromium (``print_pdf.py``) into ``OUT/book.pdf``, with
+  a bookmark for each chapter and section.
+- ``student-pdf``: the same for the student edition (no solutions), into
+  ``BOOK/_build/student-pdf/book.pdf``.
 
 An edition is rebuilt only when the site was rebuilt since (``make book``'s stamp of what the
 site is made from, ``_build/.site-inputs``, which covers the chapters, the configuration, the
 tools and the static files), or with ``--force``.
 
-Usage: python tools/build_edition.py {student,pdf} [BOOK] [--out OUT] [--chromium PATH] [--force]
+Usage: python tools/build_edition.py {student,pdf,student-pdf} [BOOK] [--out OUT]
+         [--chromium PATH] [--force]
   BOOK: the folder holding _config.yml and _toc.yml (default: .).
-  OUT: where the edition goes (default: BOOK/_build/student or BOOK/_build/pdf).
+  OUT: where the edition goes (default: BOOK/_build/EDITION).
   PATH: the Chromium or Chrome that prints the PDF (default: $CHROMIUM, else
     tools/find_browser.sh finds one).
 """
@@ -40,7 +44,8 @@ import build_book  # noqa: E402
 import lean_jsonschema  # noqa: E402
 import toc_chapters  # noqa: E402
 
-EDITIONS = {"student": ("html", ["student"], "html"), "pdf": ("singlehtml", [], "singlehtml")}
+EDITIONS = {"student": ("html", ["student"], "html"), "pdf": ("singlehtml", [], "singlehtml"),
+            "student-pdf": ("singlehtml", ["student"], "singlehtml")}
 
 
 def sphinx_build(book: Path, edition: str, out: Path, log: Path) -> int:

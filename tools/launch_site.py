@@ -21,7 +21,9 @@ Its jobs, all generic over the chapters in ``_toc.yml``:
   a first cell that installs the package where it is missing). A missing or unexecuted download,
   MyST left in it, or a glued figure its page would show twice is a warning, so ``-W`` fails the
   build.
-- The Binder and Colab buttons open that readable notebook, not the chapter's MyST source.
+- The Binder and Colab buttons open that readable notebook, not the chapter's MyST source, on
+  the launch branch: ``launch_branch``, or for a release build (``COURSE_RELEASE=v<version>``)
+  the release's own, frozen ``launch-v<version>`` (``release.py``). The footer gives the version.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from citations import bibliography_files, read_bibliography
 from docutils import nodes
 from myst_nb.ext.glue import extract_glue_data_cell
 from readable_notebook import SiteFacts, UnreadableMySTError, leftover_myst, readable_notebook
+from release import launch_branch, release_tag, version
 from sphinx.application import Sphinx
 from sphinx.directives.code import LiteralIncludeReader
 from sphinx.util import logging
@@ -153,7 +156,7 @@ def site_facts(app: Sphinx, page: str, notebook: nbformat.NotebookNode) -> SiteF
                  if run_seconds(app, docname) is not None}
     works = read_bibliography(bibliography_files(app)) if "{cite:" in markdown else {}
     return SiteFacts(numbers, titles, _glued(notebook), page, read_include, summary, costs, works,
-                     frozenset(notebook_pages(app)))
+                     frozenset(notebook_pages(app)), frozenset(app.tags))
 
 
 def built_commit(folder: Path) -> str | None:
@@ -299,6 +302,19 @@ def notebook_launch_urls(app: Sphinx, pagename: str, templatename: str, context:
                 button["url"] = f"{colab}/github/{org_repo}/blob/{branch}/{notebook}"
 
 
+def release_settings(app: Sphinx, config: Any) -> None:
+    """The version (pyproject.toml) as Sphinx's release and in the footer; for a release build,
+    the release's own launch branch."""
+    number, tag = version(), release_tag()
+    config.version = config.release = number
+    if tag is not None:
+        config.launch_branch = launch_branch(tag)
+    options = dict(config.html_theme_options)
+    options["extra_footer"] = (options.get("extra_footer", "")
+                               + f'<p class="course-version">Version {number}</p>')
+    config.html_theme_options = options
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the extension: leave no thebe; point the launch buttons at the readable
     notebooks; repair, rewrite and check the downloads after the build."""
@@ -306,6 +322,7 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.connect("doctree-resolved", drop_thebe_config, priority=900)
     app.connect("html-page-context", drop_thebe_assets, priority=900)
     app.add_config_value("launch_branch", "gh-pages", "html")
+    app.connect("config-inited", release_settings)
     app.connect("html-page-context", notebook_launch_urls, priority=502)  # after the theme's 501
     app.connect("build-finished", check_notebook_downloads)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -133,7 +133,7 @@ def print_pdf(folder: Path, pdf: Path, chromium: str) -> int:
                 raise RuntimeError(f"the page is not ready to print: {ready}")
             page.emulate_media(media="print")
             page.evaluate(FIT_MATH_JS)
-            page.pdf(path=str(pdf), format="A4", print_background=True, outline=True,
+            page.pdf(path=str(pdf), format="A4", print_background=True, outline=True, tagged=True,
                      margin={side: f"{mm}mm" for side, mm in MARGIN_MM.items()},
                      display_header_footer=True, header_template="<span></span>",
                      footer_template='<div style="font-size:8px;width:100%;text-align:center">'

@@ -56,6 +56,7 @@ class SiteFacts:
     works: Mapping[str, Cited] = field(default_factory=dict)  # bib key -> authors and year
     # docnames of the pages that are notebooks too ({doc} links to them); None: every page
     notebooks: frozenset[str] | None = None
+    tags: frozenset[str] = frozenset()  # the build's Sphinx tags ("student"), for {only}
 
 
 def _explicit(text: str) -> tuple[str | None, str]:
@@ -148,6 +149,13 @@ def _directive(name: str, arg: str, body: list[str], facts: SiteFacts) -> str:
         return _quote(f"**{name.capitalize()}.** {inner}")
     if name == "admonition":
         return _quote(f"**{readable_inline(arg.strip(), facts)}.** {inner}")
+    if name == "only":  # Sphinx's: kept when its tag expression ("student", "not student") holds
+        words = arg.split()
+        negated = words[:1] == ["not"]
+        if len(words) != 1 + negated:
+            raise UnreadableMySTError(f"{{only}} {arg.strip()!r} in {facts.docname}: one tag, or "
+                                      "not and one tag")
+        return inner if (words[-1] in facts.tags) != negated else ""
     if name == "chapter-facts":
         return facts.summary
     if name == "literalinclude":

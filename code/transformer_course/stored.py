@@ -131,6 +131,9 @@ STUDIES: dict[str, StoredStudy] = {study.name: study for study in (
            tuple(f"ch8_real_sentences/{name}" for name in ("bpe.json", "translator.bin",
                                                            "writer.bin")),
            claims="ch8_real_sentences.stored_models:data_claims"),
+    _study("ch8-small-writer", (8,), "ch8_real_sentences/small_writer.json",
+           "ch8_real_sentences.small_writer", "", "about 3 CPU-minutes",
+           claims="ch8_real_sentences.small_writer:data_claims"),
     # Every trained statistic the chapters claim something about, on this CPU and 20 simulated
     # others (calibration.py); made by the repository's benchmark, not by the package.
     StoredStudy("calibration", (2, 3, 4, 5, 6, 7, 8), CALIBRATION_PATH,

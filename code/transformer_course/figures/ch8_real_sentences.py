@@ -14,20 +14,25 @@ from transformer_course.experiments.ch8_real_sentences.analysis import Reading
 from .style import ATTENTION_CMAP, colour, colours
 
 
-def plot_live_loss(tokens: Sequence[float], losses: Sequence[float],
-                   stored_tokens: Sequence[float], stored_losses: Sequence[float],
-                   stored_steps: int, uniform: float) -> Figure:
-    """The live run's training loss at every step and the stored run's, against the tokens each
-    had read (log scale), with the loss of a uniform guess."""
+def plot_bits_per_character(live: Sequence[tuple[float, float]],
+                            longer: Sequence[tuple[float, float]],
+                            stored: Sequence[tuple[float, float]], kept: int) -> Figure:
+    """Validation bits per character against training characters read (log scale), each a
+    list of (characters, bits): this page's small writer, its longer stored run, and the
+    stored GPU writer, whose kept check (index ``kept``) is circled."""
     fig, ax = plt.subplots(figsize=(6.4, 3.2))
-    ax.plot(stored_tokens, stored_losses, "-", lw=1.5, color="0.25",
-            label=f"the stored run (GPU, {stored_steps:,} steps)")
-    ax.plot(tokens, losses, "o-", ms=3, color=colour("training"),
-            label="this page's run (your CPU)")
-    ax.axhline(uniform, color="0.4", ls="--", lw=1, label="a uniform guess, ln V")
+    series = ((stored, "the stored writer (8,000 pieces, GPU)", "0.25", "s-"),
+              (longer, "the small writer, 3,000 steps (stored, CPU)", colour("validation"),
+               "o-"),
+              (live, "the small writer, this page's run", colour("training"), "o-"))
+    for points, label, color, style in series:
+        ax.plot([c for c, _ in points], [b for _, b in points], style, ms=3, color=color,
+                label=label)
+    ax.plot([stored[kept][0]], [stored[kept][1]], "o", ms=9, mfc="none", color="C3",
+            label="the stored writer's kept check")
     ax.set_xscale("log")
-    ax.set_xlabel("training tokens read (log scale)")
-    ax.set_ylabel("label-smoothed loss")
+    ax.set_xlabel("training characters read (log scale)")
+    ax.set_ylabel("validation bits per character")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8, loc="lower left")
     return fig
@@ -50,20 +55,6 @@ def plot_bleu_against_tokens(records: Sequence[Mapping[str, Any]],
     scale = 1e6 / tokens_per_cpu_hour
     top = ax.secondary_xaxis("top", functions=(lambda m: m * scale, lambda h: h / scale))
     top.set_xlabel("hours on this 2-core CPU at the same speed", fontsize=8)
-    return fig
-
-
-def plot_writer_curve(curve: Sequence[Mapping[str, Any]], kept: int) -> Figure:
-    """The writer's validation perplexity against training tokens; the kept check marked."""
-    fig, ax = plt.subplots(figsize=(6.4, 3.0))
-    x = [p["tokens"] / 1e6 for p in curve]
-    y = [p["validation_perplexity"] for p in curve]
-    ax.plot(x, y, "o-", ms=3, color=colour("validation"), label="validation perplexity")
-    ax.plot([x[kept]], [y[kept]], "o", ms=9, mfc="none", color="C3", label="the stored model")
-    ax.set_xlabel("training tokens (millions)")
-    ax.set_ylabel("perplexity")
-    ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8)
     return fig
 
 

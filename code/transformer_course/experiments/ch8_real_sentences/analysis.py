@@ -13,7 +13,6 @@ from functools import cache
 from itertools import combinations
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import torch
 
@@ -345,17 +344,6 @@ def dropout_curves(results: dict[str, Any]) -> DropoutCurves:
         fourth_last_bleu=points[0.1][-4]["validation_bleu"],
         first_quarter_best=max(p["validation_bleu"] for c in points.values() for p in c
                                if p["tokens"] <= total / 4))
-
-
-def stored_training_losses(record: dict[str, Any]) -> tuple[list[float], list[float]]:
-    """The tokens read and the label-smoothed training loss at each step a stored translator's
-    record kept (``record``: its entry in :func:`stored`). The run counted its tokens at each
-    check; between checks they are interpolated (its batches hold about as many each)."""
-    stride = max(record["steps"] // 200, 1)  # the record keeps every stride-th step's loss
-    steps = 1 + stride * np.arange(len(record["losses"]))
-    counted = [(0, 0)] + [(p["step"], p["tokens"]) for p in record["curve"]]
-    tokens = np.interp(steps, [s for s, _ in counted], [t for _, t in counted])
-    return tokens.tolist(), list(record["losses"])
 
 
 def lowest_validation_loss_tokens(record: dict[str, Any]) -> float:

@@ -342,8 +342,6 @@ def data_claims(path: Path = RESULTS) -> list[DataClaim]:
     writer = results["writer"]
     curve, kept = writer["curve"], writer["kept_check"]
     by_dropout = analysis.final_bleu(results)
-    tokens, losses = analysis.stored_training_losses(results["translator"])
-    first_millions = min(loss for t, loss in zip(tokens, losses, strict=True) if t <= 2e6)
     train_english = [v.english for v in sets["train"]]
     missed = analysis.missed_words(results["outputs"]["test_greedy"], refs, train_english)
     rare_and_names = sum(missed[band] for band in analysis.MISSED_BANDS[2:5])
@@ -352,9 +350,6 @@ def data_claims(path: Path = RESULTS) -> list[DataClaim]:
     translator_curve = results["translator"]["curve"]
     best_loss_tokens = analysis.lowest_validation_loss_tokens(results["translator"])
     return [
-        # figure "the live and the stored loss" and the paragraph after it
-        data_claim("the stored run's loss stays above 8 for its first 2 million tokens",
-                   first_millions > 8, lowest=first_millions),
         # figure "BLEU against tokens" and the paragraph after it
         data_claim("dropout 0.3 starts slower (at the third check)",
                    curves.early_bleu[0.3] < curves.early_bleu[0.1] - 5, **early),
