@@ -95,23 +95,31 @@ def test_every_chapter_is_in_it_with_plausible_length(pdf: PdfReader) -> None:
 
 
 def test_its_bookmarks_open_each_chapter_and_its_sections(pdf: PdfReader) -> None:
+    def squashed(text: str) -> str:  # a title wrapped on paper loses the space at the wrap
+        return re.sub(r"\s+", "", text)
+
     def titles(entries: list, depth: int = 0) -> list[tuple[int, str]]:
         found = []
         for entry in entries:  # an entry, or the list of the entry before's children
             found += titles(entry, depth + 1) if isinstance(entry, list) else [
-                (depth, " ".join(entry.title.split()))]
+                (depth, squashed(entry.title))]
         return found
 
     bookmarks = titles(pdf.outline)
     for docname in toc_docnames()[1:]:
         page = parse_html(html_path(docname))
-        chapter = " ".join(page.find("h1").get_text().rstrip("#").split())
-        assert any(chapter in title for _, title in bookmarks), f"no bookmark for {chapter!r}"
-        section = page.find("h2")
-        if section is not None:  # a section is a bookmark one level under its chapter's
-            name = " ".join(section.get_text().rstrip("#").split())
-            depth = next(d for d, title in bookmarks if chapter in title)
-            assert any(name in title and d > depth for d, title in bookmarks), \
+        chapter = squashed(page.find("h1").get_text().rstrip("#"))
+        at = [i for i, (_, title) in enumerate(bookmarks)
+              if re.fullmatch(rf"(\d+\.)?{re.escape(chapter)}", title)]
+        assert at, f"no bookmark for {chapter!r}"
+        section = page.select_one("section > h2")  # the first section (not the sidebar's)
+        if section is not None:  # a bookmark one level under its chapter's, before the next
+            name = squashed(section.get_text().rstrip("#"))
+            depth = bookmarks[at[0]][0]
+            after = bookmarks[at[0] + 1:]
+            inside = after[:next((i for i, (d, _) in enumerate(after) if d <= depth),
+                                 len(after))]
+            assert any(name in title and d == depth + 1 for d, title in inside), \
                 f"no bookmark for {name!r} under {chapter!r}"
 
 
