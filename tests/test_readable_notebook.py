@@ -109,6 +109,9 @@ def test_exercise_title_and_difficulty_are_written_out() -> None:
     text = ":::{exercise} Warm-up by hand\n:label: ex-a\n:class: difficulty-1\n\nDo it.\n:::"
     assert readable_markdown(text, FACTS) == "**Exercise 4.3** (Warm-up by hand) ★☆☆ warm-up\n\n" \
                                              "Do it."
+    timed = text.replace("difficulty-1", "difficulty-1 minutes-15")
+    assert readable_markdown(timed, FACTS).startswith(
+        "**Exercise 4.3** (Warm-up by hand) ★☆☆ warm-up, about 15 min\n\n")
     plain = ":::{exercise}\n:label: ex-a\n:class: dropdown\n\nDo it.\n:::"
     assert readable_markdown(plain, FACTS) == "**Exercise 4.3**\n\nDo it."
 

@@ -27,7 +27,7 @@ from typing import Any
 import nbformat
 from citations import ROLES as CITE_ROLES
 from citations import Cited, citation_text
-from exercise_difficulty import LEVELS, difficulty
+from exercise_difficulty import LEVELS, difficulty, estimate_text, minutes
 from myst_nb.core.variables import format_plain_text
 
 ROLE = re.compile(r"\{(?P<name>[a-z][a-z:-]*)\}`(?P<text>[^`]*)`")
@@ -164,12 +164,13 @@ def _directive(name: str, arg: str, body: list[str], facts: SiteFacts) -> str:
 
 
 def _difficulty(classes: str) -> str:
-    """An exercise's difficulty class (``difficulty-2``) as the site shows it: stars and a word
-    (``exercise_difficulty.py``)."""
+    """An exercise's difficulty and time classes (``difficulty-2 minutes-15``) as the site shows
+    them: stars, a word and the estimate (``exercise_difficulty.py``)."""
     level = difficulty(classes.split())
     if level is None:
         return ""
-    return f" {'★' * level}{'☆' * (len(LEVELS) - level)} {LEVELS[level]}"
+    return (f" {'★' * level}{'☆' * (len(LEVELS) - level)} {LEVELS[level]}"
+            f"{estimate_text(minutes(classes.split()))}")
 
 
 def _closing_line(lines: list[str], start: int, fence: str) -> int:

@@ -133,6 +133,11 @@ def check_launch_target(site: Path, branch: str) -> int:
     return len(links)
 
 
+def _count(outline: list) -> int:
+    """Bookmarks in a pypdf outline (an entry, or the list of the entry before's children)."""
+    return sum(_count(entry) if isinstance(entry, list) else 1 for entry in outline)
+
+
 def verify(book: Path) -> list[str]:
     """What ``make release-dry-run`` built, checked: the release's files (a student PDF without
     solutions and a full one with them, both with bookmarks) and the launch branch, whose every
@@ -154,7 +159,7 @@ def verify(book: Path) -> list[str]:
         if not reader.outline or (SOLUTION_MARK in text) != solutions:
             raise ValueError(f"{pdf.name}: {len(reader.outline)} bookmarks; solutions: "
                              f"{SOLUTION_MARK in text}, expected {solutions}")
-        said.append(f"{pdf.name}: {len(reader.pages)} pages, {len(reader.outline)} bookmarks")
+        said.append(f"{pdf.name}: {len(reader.pages)} pages, {_count(reader.outline)} bookmarks")
     with zipfile.ZipFile(out / f"{name}-student-edition.zip") as archive:
         names = archive.namelist()
     if not any(n.endswith("/html/index.html") for n in names) or not any(
