@@ -61,3 +61,12 @@ def test_the_word_share_counts_written_words_found_in_the_vocabulary(monkeypatch
     monkeypatch.setattr(small_writer, "write", lambda *args, **kwargs: next(texts))
     assert small_writer.word_share(None, None, vocabulary) == 1.0
     assert small_writer.word_share(None, None, vocabulary) == 0.5
+
+
+def test_the_reader_s_call_names_a_wrong_argument(sets):
+    with pytest.raises(ValueError, match="sets"):
+        small_writer.train_writer({"train": sets["train"]})
+    with pytest.raises(TypeError, match="recipe"):
+        small_writer.train_writer(sets, {"steps": 10})
+    with pytest.raises(ValueError, match="seed"):
+        small_writer.train_writer(sets, TINY, seed=-1)

@@ -30,6 +30,7 @@ from tokenizers import Tokenizer
 from torch import nn
 
 from transformer_course.core.batching import pad_sequences, wrap_sources
+from transformer_course.core.checks import check_instance, check_int
 from transformer_course.core.model import TransformerConfig
 from transformer_course.core.training import TrainConfig, train
 from transformer_course.stored import DataClaim, check_data_claims, data_claim, record_environment
@@ -155,6 +156,12 @@ def train_writer(sets: dict[str, list[Verse]], recipe: Recipe = PAGE, seed: int 
     """Learn the vocabulary on the training books' English, then train a small writer on it,
     with a check (:class:`Check`) before the first step and ``recipe.checks`` after, each
     passed to ``report`` as a line. ``progress``: a progress bar over the steps."""
+    check_instance("sets", sets, dict)
+    if not {"train", "validation"} <= sets.keys():
+        raise ValueError(f"sets must hold 'train' and 'validation' verses (data.split_by_book); "
+                         f"got the keys {sorted(sets)}")
+    check_instance("recipe", recipe, Recipe)
+    check_int("seed", seed, low=0)
     texts = {name: [v.english for v in sets[name]] for name in ("train", "validation")}
     tokenizer = data.train_bpe(texts["train"], recipe.vocab_size)
     kept = [(ids, len(text) + 1) for ids, text in zip(
