@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,6 +32,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.usefixtures("built_site")]
 LAUNCH_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 MATH_TIMEOUT_MS = 60_000  # MathJax typesets after the load event
+QUIET_MS, SETTLE_TIMEOUT_S = 500, 120  # a page has settled once no request is open for QUIET_MS
 # Every other wait (the network falling idle, a screenshot, axe-core): generous, because in
 # `make check` a page loads beside chapters executing on every core (CI once took over 30 s to
 # settle chapter 3's page). A page that never loads still fails, only later.
@@ -145,11 +147,18 @@ def check_page(browser: Browser, url: str, screenshot: Path) -> dict[str, Any]:
                     timeout=MATH_TIMEOUT_MS)
             except PlaywrightTimeoutError:
                 pass  # reported below as math that did not render
-        try:
-            page.wait_for_load_state("networkidle")
-        except PlaywrightTimeoutError as error:
-            raise AssertionError(f"{url}: the network never fell idle; still waiting for "
-                                 f"{sorted(pending.values())}") from error
+        # settled: none of the page's own requests open for QUIET_MS (Playwright's "networkidle"
+        # once never fired on a loaded machine with none open)
+        quiet_since, deadline = None, time.monotonic() + SETTLE_TIMEOUT_S
+        while quiet_since is None or time.monotonic() - quiet_since < QUIET_MS / 1000:
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{url}: the network never fell idle; still waiting for "
+                                     f"{sorted(pending.values())}")
+            page.wait_for_timeout(100)  # lets Playwright deliver the request events
+            if pending:
+                quiet_since = None
+            elif quiet_since is None:
+                quiet_since = time.monotonic()
         broken_images = page.evaluate("""async () => {
             const images = Array.from(document.images);
             await Promise.all(images.map(i => i.decode().catch(() => null)));
