@@ -18,8 +18,6 @@ from site_utils import REPO, strip_ansi, throwaway_book
 sys.path.insert(0, str(REPO / "tools"))
 import release  # noqa: E402
 
-LAUNCH_LINK = re.compile(r'href="(https://(?:mybinder\.org|colab\.research\.google\.com)[^"]+)"')
-
 
 def test_the_version_is_one_number_where_it_is_given(tmp_path: Path) -> None:
     number = release.check_versions(REPO)
@@ -49,7 +47,7 @@ def test_a_release_build_opens_its_own_launch_branch_and_shows_its_version(
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, strip_ansi(done.stdout + done.stderr)[-3000:]
     page = (book / "_build" / "html" / "book" / "01_canary.html").read_text()
-    links = LAUNCH_LINK.findall(page)
+    links = release.LAUNCH_LINK.findall(page)
     assert len(links) == 2, links  # Binder and Colab
     assert all(f"/launch-v{number}" in link and f"/{rolling}" not in link for link in links), \
         links

@@ -38,6 +38,7 @@ from transformer_course.stored import DataClaim, check_data_claims, data_claim, 
 from . import data
 from .data import Verse
 from .models import DecoderOnly, sample
+from .stored_models import perplexity
 
 STUDY_PATH = Path(__file__).with_name("small_writer.json")
 PROMPT = "In the beginning"
@@ -99,20 +100,16 @@ def characters(texts: Sequence[str]) -> int:
 
 
 def bits_per_character(model: DecoderOnly, ids: Sequence[torch.Tensor], chars: int) -> float:
-    """The model's loss on the verses ``ids`` (BOS, pieces, EOS) in bits per character:
-    nats per piece x pieces / characters / ln 2, so that vocabularies of any size compare."""
-    was_training = model.training
-    model.eval()
-    by_length = sorted(ids, key=len)  # batches of similar lengths: little padding
-    total = 0.0
-    with torch.no_grad():
-        for start in range(0, len(by_length), 128):
-            tokens = wrap_sources(pad_sequences(by_length[start:start + 128]))
-            logits = model(tokens[:, :-1])
-            total += float(nn.functional.cross_entropy(
-                logits.flatten(0, 1), tokens[:, 1:].flatten(), ignore_index=0, reduction="sum"))
-    model.train(was_training)
-    return total / chars / math.log(2)
+    """The model's loss on the verses ``ids`` (pieces; BOS and EOS added) in bits per
+    character: log2 of its perplexity per piece x pieces / characters, so that vocabularies of
+    any size compare."""
+    pieces = sum(len(verse) + 1 for verse in ids)  # each verse's pieces and its EOS
+    return math.log2(perplexity(model, list(ids), "cpu")) * pieces / chars
+
+
+def characters_per_piece(tokenizer: Tokenizer, texts: Sequence[str]) -> float:
+    """Characters of ``texts`` per piece of ``tokenizer``, each verse's end counted in both."""
+    return characters(texts) / sum(len(ids) + 1 for ids in data.encode(tokenizer, texts))
 
 
 def next_piece_loss(model: nn.Module, tokens: torch.Tensor, config: TrainConfig) -> torch.Tensor:
@@ -223,10 +220,8 @@ def stored_writer_points(curve: Sequence[dict[str, Any]], tokenizer: Tokenizer,
     (characters read, validation bits per character). Its validation perplexity is per piece
     of the same validation verses; its training pieces are read as characters at the
     validation verses' rate (characters a piece, both counted with each verse's end)."""
-    pieces = sum(len(ids) + 1 for ids in data.encode(tokenizer, validation))
-    chars = characters(validation)
-    return [(point["tokens"] * chars / pieces,
-             math.log(point["validation_perplexity"]) * pieces / chars / math.log(2))
+    rate = characters_per_piece(tokenizer, validation)
+    return [(point["tokens"] * rate, math.log2(point["validation_perplexity"]) / rate)
             for point in curve]
 
 

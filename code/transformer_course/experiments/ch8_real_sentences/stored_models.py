@@ -243,15 +243,17 @@ def perplexity(model: DecoderOnly, seqs: list[torch.Tensor], device: str) -> flo
     """exp(mean next-token cross-entropy) over every token and EOS of ``seqs``."""
     was_training = model.training
     model.eval()
+    by_length = sorted(seqs, key=len)  # batches of similar lengths: little padding
     total, count = 0.0, 0
-    for start in range(0, len(seqs), EVAL_BATCH):
-        chunk = seqs[start:start + EVAL_BATCH]
-        tokens = wrap_sources(pad_sequences(chunk)).to(device)  # BOS, verse, EOS, padding
-        logits = model(tokens[:, :-1]).float()
-        loss = nn.functional.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten(),
-                                           ignore_index=0, reduction="sum")
-        total += float(loss)
-        count += int((tokens[:, 1:] != 0).sum())
+    with torch.no_grad():
+        for start in range(0, len(by_length), EVAL_BATCH):
+            chunk = by_length[start:start + EVAL_BATCH]
+            tokens = wrap_sources(pad_sequences(chunk)).to(device)  # BOS, verse, EOS, padding
+            logits = model(tokens[:, :-1]).float()
+            loss = nn.functional.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten(),
+                                               ignore_index=0, reduction="sum")
+            total += float(loss)
+            count += int((tokens[:, 1:] != 0).sum())
     model.train(was_training)
     return math.exp(total / count)
 
