@@ -4,6 +4,7 @@
                                      # book serially and in parallel, and runs make test)
     python -m bench --only attention,site
     python -m bench --quick          # tiny sizes; what the smoke test runs
+    python -m bench --only cpu-translation   # chapter 8's CPU translator (about 40 minutes)
     python -m bench --only baseline --baseline ../before   # clean builds against an old commit
 """
 
@@ -22,7 +23,7 @@ from .site_bench import page_weights
 REPO = Path(__file__).resolve().parent.parent
 SECTIONS = ("book", "training", "translation", "decoding", "attention", "site", "explorer",
             "numeric-paths", "test")
-OPTIONAL_SECTIONS = ("baseline",)  # run only when named in --only
+OPTIONAL_SECTIONS = ("baseline", "cpu-translation")  # run only when named in --only
 # a module only chapter 6 imports, through all its imports: the "edit one chapter-specific
 # module" rebuild (ablations.py is not one: chapter 5's norm_warmup imports ch6's recipes)
 TOUCH_MODULE = (REPO / "code" / "transformer_course" / "experiments" / "ch6_training"
@@ -81,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
         from .translation_bench import run_translation_bench
 
         results["translation"] = run_translation_bench(quick=args.quick, repeats=args.repeats)
+    if "cpu-translation" in sections:
+        from .cpu_translation_bench import run_cpu_translation_bench
+
+        results["cpu_translation"] = run_cpu_translation_bench(quick=args.quick)
     if "decoding" in sections:
         from .decoding_bench import run_decoding_bench
 

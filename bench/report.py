@@ -88,6 +88,13 @@ def budgets(results: dict) -> list[Budget]:
         60, "s", (f"slowest of {len(translation['runs'])} seeds, 1 thread, "
                   f"{translation['steps']} steps; worst test exact match "
                   f"{translation['worst_test_exact']:.2f} %") if translation else ""))
+    cpu = results.get("cpu_translation")
+    if cpu:
+        rows.append(Budget(f"CPU translator: minutes to {cpu['target_bleu']:g} test BLEU",
+                           cpu["minutes_to_target"], cpu["budget_minutes"], "min",
+                           f"{threads(cpu['threads'])}; {cpu['aim_bleu']:g} (the aim) after "
+                           f"{cpu['minutes_to_aim']:.1f} min; last check "
+                           f"{cpu['checks'][-1]['test_bleu']:.1f}"))
     decoding = results.get("decoding")
     if decoding:
         from .decoding_bench import cached_over_uncached
@@ -159,6 +166,10 @@ def render(results: dict) -> str:
         from .translation_bench import render_translation
 
         parts.append(render_translation(translation))
+    if results.get("cpu_translation"):
+        from .cpu_translation_bench import render_cpu_translation
+
+        parts.append(render_cpu_translation(results["cpu_translation"]))
     decoding = results.get("decoding")
     if decoding:
         from .decoding_bench import render_decoding

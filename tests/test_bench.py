@@ -206,6 +206,23 @@ def test_quick_translation_section(tmp_path, capsys):
     assert "Translation, chapter 7's recipe (20 steps" in capsys.readouterr().out
 
 
+def test_quick_cpu_translation_section(tmp_path, capsys):
+    """Chapter 8's CPU translator for 4 steps: a check before the first step and 2 after, each
+    with minutes, tokens and both BLEUs, and a budget row that misses (4 steps reach no 15)."""
+    out = tmp_path / "results.json"
+    assert main(["--quick", "--only", "cpu-translation", "--out", str(out)]) == 0
+    results = json.loads(out.read_text())["cpu_translation"]
+    checks = results["checks"]
+    assert [c["step"] for c in checks] == [0, 2, 4]
+    assert checks[0]["tokens"] == 0 < checks[1]["tokens"] < checks[2]["tokens"]
+    assert checks[0]["seconds"] <= checks[1]["seconds"] < checks[2]["seconds"]
+    assert all(0 <= c["test_bleu"] < 15 and 0 <= c["validation_bleu"] < 15 for c in checks)
+    row = next(b for b in budgets({"cpu_translation": results})
+               if b.figure.startswith("CPU translator"))
+    assert results["minutes_to_target"] == float("inf") and row.met is False
+    assert "CPU translator, chapter 8" in capsys.readouterr().out
+
+
 def test_cli_rejects_unknown_section(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["--only", "nope"])

@@ -209,9 +209,28 @@ def test_the_pack_holds_the_student_edition_the_pdf_and_each_figure_twice(pack: 
             if p.is_file()} == inside
 
 
+# every element of the slide shown, measured against the slide's box (reveal.js scales both)
+OUTSIDE_THE_SLIDE = """() => {
+  const box = document.querySelector('.reveal .slides').getBoundingClientRect();
+  const out = [];
+  for (const el of document.querySelectorAll('.slides > section.present *')) {
+    if (el.closest('aside.notes')) continue;
+    const r = el.getBoundingClientRect();
+    if (r.width && (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1
+                    || r.bottom > box.bottom + 1 || el.scrollWidth > el.clientWidth + 1
+                    && el.tagName.startsWith('MJX-CONTAINER'))) {
+      out.push(el.tagName + ' ' + (el.textContent || el.getAttribute('src') || '').slice(0, 40));
+    }
+  }
+  return out;
+}"""
+
+
 def test_a_slide_deck_opens_offline_with_its_figures_and_equations(pack: Path) -> None:
-    """In Chromium with every request off the pack's own files refused: reveal.js starts, each
-    figure loads, and MathJax typesets each equation."""
+    """In Chromium at 1280x720 with every request off the pack's own files refused: reveal.js
+    starts, each figure loads, MathJax typesets each equation, every slide between the title and
+    the close carries a key sentence and speaker notes, and nothing on any slide reaches past
+    its edges."""
     import instructor_pack
     from playwright.sync_api import sync_playwright
 
@@ -224,17 +243,29 @@ def test_a_slide_deck_opens_offline_with_its_figures_and_equations(pack: Path) -
     refused: list[str] = []
     with sync_playwright() as play:
         browser = play.chromium.launch(executable_path=chromium_path(), args=["--no-sandbox"])
-        page = browser.new_page()
+        page = browser.new_page(viewport={"width": 1280, "height": 720})
         page.route("**/*", lambda route: route.continue_() if route.request.url.startswith(
             "file://") else (refused.append(route.request.url), route.abort()))
         page.goto(deck.as_uri(), wait_until="load")
         page.wait_for_function("() => window.Reveal && Reveal.isReady()", timeout=30_000)
         page.wait_for_function(f"() => document.querySelectorAll('.equation mjx-container')"
                                f".length >= {equations}", timeout=60_000)
+        page.wait_for_function("() => MathJax.startup.promise.then(() => true)", timeout=30_000)
         total = page.evaluate("() => Reveal.getTotalSlides()")
         broken = page.evaluate("() => Array.from(document.images).filter(i => !i.naturalWidth)"
                                ".map(i => i.src)")
+        words = page.evaluate("() => Array.from(document.querySelectorAll('.slides > section'))"
+                              ".slice(1, -1).map(s => [s.querySelector('p.key')?.textContent"
+                              " || '', s.querySelectorAll('aside.notes p').length])")
+        outside = {}
+        for index in range(total):
+            page.evaluate(f"() => Reveal.slide({index})")
+            page.wait_for_timeout(50)
+            if spill := page.evaluate(OUTSIDE_THE_SLIDE):
+                outside[index] = spill
         browser.close()
     assert total == len(slides) + 2  # a title slide and a closing one
     assert not broken, broken
     assert not refused, f"the deck reached for the network: {refused}"
+    assert all(key and notes for key, notes in words), words
+    assert not outside, f"slides reaching past their edges at 1280x720: {outside}"

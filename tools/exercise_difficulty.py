@@ -19,8 +19,8 @@ student who has read the chapter):
   result.
 
 The site shows "Exercise 7.2 (Title) ★★☆ practice, about 15 min": the stars are hidden from
-screen readers, which read "difficulty 2 of 3, practice" instead. The readable notebooks write the same
-(``readable_notebook.py``), and the PDF prints it.
+screen readers, which read "difficulty 2 of 3, practice" instead. The readable notebooks write
+the same (``readable_notebook.py``), and the PDF prints it.
 """
 
 from __future__ import annotations

@@ -13,7 +13,9 @@
   with each figure's chapter, caption and attribution line. The chapters are run again for it
   (``tools/run_chapters.py``, in fresh kernels) with ``TRANSFORMER_COURSE_FIGURE_PACK`` set;
 - ``slides/``: one reveal.js deck per chapter, its main path's figures and display equations in
-  the order the page shows them, under the page's section headings; reveal.js and MathJax are
+  the order the page shows them, under the page's section headings, each with its key sentence
+  and the page's paragraphs as speaker notes (a section with neither gets a slide of words, its
+  first sentence); an equation too wide for the slide is shrunk to fit; reveal.js and MathJax are
   local copies, so a deck opens with no network (reveal.js from ``tools/npm_assets.py``, MathJax
   from the site's own ``_static/``).
 
@@ -54,10 +56,43 @@ LICENCE_URL = "https://creativecommons.org/licenses/by/4.0/"
 
 @dataclass(frozen=True)
 class Slide:
-    """One slide: the section it belongs to and its HTML body (an image or an equation)."""
+    """One slide: the section it belongs to, its HTML body (an image, an equation or nothing),
+    its key sentence, and the speaker notes: the main path's paragraphs it stands for."""
 
     section: str
     body: str
+    key: str = ""
+    notes: tuple[str, ...] = ()
+
+
+# a paragraph inside one of these is not main-path prose (a caption, a fold, a cell's output)
+NOT_PROSE = ("figure", "details", "table", "aside", "nav")
+NOT_PROSE_CLASSES = ("admonition", "cell", "cell_output", "output", "dropdown", "toggle",
+                     "proof", "exercise", "solution")
+MARKER = "\u2063"  # invisible: marks a link's place in a paragraph's text (sentence_citing)
+SENTENCE_END = re.compile(rf"(?<=[.!?])\s+(?=(?:{MARKER}\s*)?[A-Z\"“(])")
+
+
+def is_prose(tag: Tag) -> bool:
+    """A main-path paragraph: not inside a figure, a fold, a table, a cell or an exercise."""
+    return not any(parent.name in NOT_PROSE or set(parent.get("class", [])) & set(
+        NOT_PROSE_CLASSES) for parent in tag.parents)
+
+
+def first_sentence(text: str) -> str:
+    """The paragraph's first sentence."""
+    return SENTENCE_END.split(text, maxsplit=1)[0]
+
+
+def sentence_citing(paragraph: Tag, target: str) -> str:
+    """The sentence of ``paragraph`` that links to ``#target`` ('' if none does)."""
+    link = paragraph.find("a", href=lambda h: h is not None and h.endswith(f"#{target}"))
+    if link is None:
+        return ""
+    link.insert_before(MARKER)
+    sentences = SENTENCE_END.split(_text(paragraph))
+    link.previous_sibling.extract()
+    return " ".join(next(s for s in sentences if MARKER in s).replace(MARKER, " ").split())
 
 
 def figure_keys(source: Path) -> dict[str, str]:
@@ -93,31 +128,66 @@ def figure_captions(article: Tag, keys: dict[str, str]) -> dict[str, str]:
 
 
 def main_path_slides(article: Tag, keys: dict[str, str]) -> tuple[str, list[Slide]]:
-    """The chapter's title and its main path's figures and display equations, in page order,
-    from the built page's article (glued numbers filled in, captions numbered)."""
+    """The chapter's title and its main path as slides, in page order, from the built page's
+    article (glued numbers filled in, captions numbered): each figure and display equation a
+    slide, and a slide of words for a section with neither. A slide's key sentence is the one
+    that cites its figure, else its section's first; its notes are the paragraphs since the
+    slide before it (a section's last slide takes the rest of the section's; a figure with none
+    before it, the paragraph that cites it)."""
     title = _text(article.find("h1"))
     captions = figure_captions(article, keys)
-    slides, section = [], title
-    for tag in article.find_all(["h2", "figure", "div"]):
+    citing: dict[str, tuple[str, str]] = {}  # figure -> (the sentence, its paragraph)
+    for paragraph in filter(is_prose, article.find_all("p")):
+        for name in keys:
+            if name not in citing and (sentence := sentence_citing(paragraph, name)):
+                citing[name] = (sentence, _text(paragraph))
+    slides: list[Slide] = []
+    section, section_key, section_start, pending = title, "", 0, []
+
+    def close_section() -> None:
+        if len(slides) == section_start and pending:  # words only: one slide of them
+            slides.append(Slide(section, "", section_key, tuple(pending)))
+        elif pending:
+            last = slides[-1]
+            slides[-1] = Slide(last.section, last.body, last.key, last.notes + tuple(pending))
+        pending.clear()
+
+    for tag in article.find_all(["h2", "figure", "div", "p"]):
         if tag.name == "h2":
-            section = _text(tag)
+            close_section()
+            section, section_key, section_start = _text(tag), "", len(slides)
             if section.startswith(MAIN_PATH_ENDS):
                 break
+        elif tag.name == "p" and is_prose(tag) and _text(tag):
+            pending.append(_text(tag))
+            section_key = section_key or first_sentence(pending[-1])
         elif tag.name == "figure" and tag.get("id") in keys:
             key = keys[tag["id"]]
+            sentence, paragraph = citing.get(tag["id"], ("", ""))
+            # a figure with no prose before it takes, as its notes, the paragraph citing it
+            notes = tuple(pending) or ((paragraph,) if paragraph else ())
             slides.append(Slide(section, (
                 f'<img src="../figures/{key}.svg" alt="{html.escape(tag.img.get("alt", ""))}">'
-                f'<p class="caption">{html.escape(captions[key])}</p>')))
+                f'<p class="caption">{html.escape(captions[key])}</p>'),
+                sentence or section_key, notes))
+            pending.clear()
         elif tag.name == "div" and "math" in tag.get("class", []) and not tag.find_parent(
                 ["figure", "details"]):
-            slides.append(Slide(section, f'<div class="equation">{html.escape(_text(tag))}</div>'))
+            slides.append(Slide(section, f'<div class="equation">{html.escape(_text(tag))}</div>',
+                                section_key, tuple(pending)))
+            pending.clear()
+    else:
+        close_section()
     return title, slides
 
 
 def deck(title: str, slides: list[Slide], course: str, source: str) -> str:
     """A reveal.js deck: a title slide, the slides, and a closing slide with the attribution."""
     sections = [f"<section><h1>{html.escape(title)}</h1><p>{html.escape(course)}</p></section>"]
-    sections += [f"<section><h3>{html.escape(s.section)}</h3>{s.body}</section>" for s in slides]
+    sections += [f"<section><h3>{html.escape(s.section)}</h3>"
+                 + (f'<p class="key">{html.escape(s.key)}</p>' if s.key else "") + s.body
+                 + ('<aside class="notes">' + "".join(f"<p>{html.escape(n)}</p>" for n in s.notes)
+                    + "</aside>" if s.notes else "") + "</section>" for s in slides]
     sections.append(f"<section><p>{html.escape(course)}: {html.escape(source)}</p>"
                     f'<p>Text and figures: <a href="{LICENCE_URL}">CC BY 4.0</a>.</p></section>')
     body = "\n".join(sections)
@@ -129,12 +199,25 @@ def deck(title: str, slides: list[Slide], course: str, source: str) -> str:
 <link rel="stylesheet" href="assets/reveal.js/dist/reveal.css">
 <link rel="stylesheet" href="assets/reveal.js/dist/theme/white.css">
 <style>
-.reveal img {{ max-height: 58vh; max-width: 90%; }}
-.reveal p.caption {{ font-size: 0.45em; text-align: left; }}
+.reveal img {{ max-height: 46vh; max-width: 90%; }}
+.reveal p.key {{ font-size: 0.6em; }}
+.reveal p.caption {{ font-size: 0.42em; text-align: left; }}
 .reveal .equation {{ font-size: 0.9em; }}
 .reveal h3 {{ font-size: 1.1em; }}
 </style>
-<script>window.MathJax = {{ tex: {{ inlineMath: [["\\\\(", "\\\\)"]] }} }};</script>
+<script>
+// MathJax typesets each equation, then one too wide for its slide is shrunk to fit
+window.MathJax = {{ tex: {{ inlineMath: [["\\\\(", "\\\\)"]] }}, startup: {{ pageReady() {{
+  return MathJax.startup.defaultPageReady().then(() => {{
+    for (const box of document.querySelectorAll(".equation")) {{
+      const math = box.querySelector("mjx-container");
+      if (math && math.scrollWidth > box.clientWidth) {{
+        math.style.fontSize = `${{Math.floor(100 * box.clientWidth / math.scrollWidth)}}%`;
+      }}
+    }}
+  }});
+}} }} }};
+</script>
 <script defer src="../site/_static/mathjax/tex-chtml.js"></script>
 </head>
 <body>
@@ -142,7 +225,8 @@ def deck(title: str, slides: list[Slide], course: str, source: str) -> str:
 {body}
 </div></div>
 <script src="assets/reveal.js/dist/reveal.js"></script>
-<script>Reveal.initialize({{ hash: true, slideNumber: true }});</script>
+<script src="assets/reveal.js/plugin/notes/notes.js"></script>
+<script>Reveal.initialize({{ hash: true, slideNumber: true, plugins: [RevealNotes] }});</script>
 </body>
 </html>
 """
@@ -224,7 +308,9 @@ assignments/        one notebook per exercise with a checker, for students: a st
 figures/            every figure as SVG and 200-dpi PNG; index.csv gives each one's chapter,
                     caption and the attribution line to use with it
 slides/*.html       one slide deck per chapter (reveal.js): its figures and equations in page
-                    order; open in a browser, arrow keys to move, F for full screen
+                    order, each with its key sentence, and a slide of words for a section
+                    with neither; open in a browser, arrow keys to move, F for full screen,
+                    S for the speaker view with the page's paragraphs as notes
 
 Text and figures are licensed CC BY 4.0 (https://creativecommons.org/licenses/by/4.0/),
 code MIT: attribute as index.csv says.

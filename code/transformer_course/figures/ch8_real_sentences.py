@@ -8,6 +8,7 @@ from typing import Any
 
 import matplotlib.pyplot as plt
 from matplotlib.figure import Figure
+from matplotlib.ticker import FuncFormatter
 
 from transformer_course.experiments.ch8_real_sentences.analysis import Reading
 
@@ -55,6 +56,32 @@ def plot_bleu_against_tokens(records: Sequence[Mapping[str, Any]],
     scale = 1e6 / tokens_per_cpu_hour
     top = ax.secondary_xaxis("top", functions=(lambda m: m * scale, lambda h: h / scale))
     top.set_xlabel("hours on this 2-core CPU at the same speed", fontsize=8)
+    return fig
+
+
+def plot_cpu_and_gpu(cpu: Mapping[str, Any], gpu: Mapping[str, Any]) -> Figure:
+    """Test BLEU at each check (the first, untrained, left out) of the CPU translator's run
+    (``cpu``: study ch8-cpu-translator) and of the stored GPU translator (``gpu``: its record in
+    ch8-stored-models), against minutes of training on each one's own machine (left) and against
+    the tokens each read (right), both on log scales."""
+    fig, (by_time, by_tokens) = plt.subplots(1, 2, figsize=(7.2, 3.2), sharey=True,
+                                             layout="constrained")
+    series = ((cpu["checks"][1:], f"CPU recipe, {cpu['threads']} cores", colour("training"),
+               "o-"),
+              (gpu["curve"], "paper's recipe, one GPU", "0.25", "s-"))
+    for checks, label, color, style in series:
+        bleu = [c["test_bleu"] for c in checks]
+        by_time.plot([c["seconds"] / 60 for c in checks], bleu, style, ms=3, color=color,
+                     label=label)
+        by_tokens.plot([c["tokens"] / 1e6 for c in checks], bleu, style, ms=3, color=color)
+    by_time.set_xlabel("minutes of training (log scale)")
+    by_tokens.set_xlabel("tokens read, millions (log scale)")
+    by_time.set_ylabel("test BLEU (greedy)")
+    for ax in (by_time, by_tokens):
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
+        ax.set_ylim(bottom=0)
+    fig.legend(fontsize=8, loc="outside upper center", ncol=2)
     return fig
 
 
