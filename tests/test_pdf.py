@@ -251,6 +251,7 @@ def test_a_slide_deck_opens_offline_with_its_figures_and_equations(pack: Path) -
         page.wait_for_function(f"() => document.querySelectorAll('.equation mjx-container')"
                                f".length >= {equations}", timeout=60_000)
         page.wait_for_function("() => MathJax.startup.promise.then(() => true)", timeout=30_000)
+        page.evaluate("() => Reveal.configure({ transition: 'none' })")  # no slide in motion
         total = page.evaluate("() => Reveal.getTotalSlides()")
         broken = page.evaluate("() => Array.from(document.images).filter(i => !i.naturalWidth)"
                                ".map(i => i.src)")

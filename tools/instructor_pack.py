@@ -206,16 +206,21 @@ def deck(title: str, slides: list[Slide], course: str, source: str) -> str:
 .reveal h3 {{ font-size: 1.1em; }}
 </style>
 <script>
-// MathJax typesets each equation, then one too wide for its slide is shrunk to fit
-window.MathJax = {{ tex: {{ inlineMath: [["\\\\(", "\\\\)"]] }}, startup: {{ pageReady() {{
-  return MathJax.startup.defaultPageReady().then(() => {{
-    for (const box of document.querySelectorAll(".equation")) {{
-      const math = box.querySelector("mjx-container");
-      if (math && math.scrollWidth > box.clientWidth) {{
-        math.style.fontSize = `${{Math.floor(100 * box.clientWidth / math.scrollWidth)}}%`;
-      }}
+// an equation wider than its slide is shrunk to fit, once its slide is shown (a hidden slide
+// has no width to measure) and MathJax has typeset it
+function fitEquations(slide) {{
+  for (const box of (slide ? slide.querySelectorAll(".equation") : [])) {{
+    const math = box.querySelector("mjx-container");
+    if (math && !math.dataset.fitted && box.clientWidth && math.scrollWidth > box.clientWidth) {{
+      const scale = parseFloat(math.style.fontSize || "100") / 100;  // MathJax sets its own
+      math.style.fontSize = `${{Math.floor(95 * scale * box.clientWidth / math.scrollWidth)}}%`;
+      math.dataset.fitted = "yes";
     }}
-  }});
+  }}
+}}
+window.MathJax = {{ tex: {{ inlineMath: [["\\\\(", "\\\\)"]] }}, startup: {{ pageReady() {{
+  return MathJax.startup.defaultPageReady().then(() => fitEquations(
+    window.Reveal && Reveal.isReady() ? Reveal.getCurrentSlide() : null));
 }} }} }};
 </script>
 <script defer src="../site/_static/mathjax/tex-chtml.js"></script>
@@ -225,8 +230,13 @@ window.MathJax = {{ tex: {{ inlineMath: [["\\\\(", "\\\\)"]] }}, startup: {{ pag
 {body}
 </div></div>
 <script src="assets/reveal.js/dist/reveal.js"></script>
-<script src="assets/reveal.js/plugin/notes/notes.js"></script>
-<script>Reveal.initialize({{ hash: true, slideNumber: true, plugins: [RevealNotes] }});</script>
+<script src="assets/reveal.js/dist/plugin/notes.js"></script>
+<script>
+Reveal.initialize({{ hash: true, slideNumber: true, plugins: [RevealNotes] }});
+for (const event of ["ready", "slidechanged"]) {{
+  Reveal.on(event, (e) => fitEquations(e.currentSlide));
+}}
+</script>
 </body>
 </html>
 """

@@ -8,7 +8,7 @@ axe-playwright-python bundles an older axe-core (4.12), which misses rules of th
 `make test` fetches it into ``.venv/axe-core``. The slide decks of `make pack` use reveal.js
 (fetched into ``_build/npm/reveal.js``, then copied into the pack). Each package's files keep
 their paths inside the package, with its licence beside them; a stamp (``.version``) makes a
-second fetch of the same release a no-op.
+second fetch of the same release, with every file there, a no-op.
 """
 
 from __future__ import annotations
@@ -38,7 +38,8 @@ ASSETS = {
                       "76ASyFNNtuFooJpZe37OgudVGtQ==", ("axe.min.js", "LICENSE")),
     "reveal.js": Asset("6.0.2", "sha512-JYIg5D9aoxoaLeb84O+OvAwsKWdIavVgEDScxtYEXFCT6t6TQrhNtSgog"
                        "cjdCpdLsWglhJn3zyE3fUOwiH5KEg==",
-                       ("dist/reveal.js", "dist/reveal.css", "dist/theme/white.css", "LICENSE")),
+                       ("dist/reveal.js", "dist/reveal.css", "dist/theme/white.css",
+                        "dist/plugin/notes.js", "LICENSE")),
 }
 
 
@@ -46,7 +47,8 @@ def fetch(name: str, dest: Path) -> Path:
     """Write the pinned release of ``name`` into ``dest`` (unless it is there); return ``dest``."""
     asset = ASSETS[name]
     stamp = dest / ".version"
-    if stamp.is_file() and stamp.read_text(encoding="utf-8") == f"{name}@{asset.version}":
+    if stamp.is_file() and stamp.read_text(encoding="utf-8") == f"{name}@{asset.version}" and all(
+            (dest / relative).is_file() for relative in asset.files):
         return dest
     url = asset.tarball(name)
     with urllib.request.urlopen(url, timeout=120) as response:
