@@ -41,7 +41,7 @@ def test_the_model_is_the_recipes_and_each_check_keeps_its_own_weights(run):
 
 
 def test_scoring_a_check_scores_the_model_it_kept(run):
-    bleu = cpu_translator.test_bleu_at_checks(run, limit=3)
+    bleu = cpu_translator.bleu_on_test_books(run, limit=3)
     tokenizer = data.load_bpe()
     test = data.pairs(tokenizer, data.split_by_book(data.load_verses())["test"]).spread(3)
     direct = scores(translate(run.model, test, tokenizer, "cpu"), test.tgt_text)["bleu"]

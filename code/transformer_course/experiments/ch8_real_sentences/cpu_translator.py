@@ -33,7 +33,7 @@ from torch import nn
 
 from transformer_course.core.checks import check_instance, check_int, check_number
 from transformer_course.core.model import Transformer, TransformerConfig, count_parameters
-from transformer_course.core.training import TrainConfig, teacher_forced_loss, train
+from transformer_course.core.training import TrainConfig, train
 from transformer_course.stored import DataClaim, data_claim
 
 from . import data
@@ -151,21 +151,18 @@ def train_cpu_translator(recipe: Recipe = CPU, seed: int = 0, *, progress: bool 
                 bar.update()
             yield batch
 
-    def loss_fn(m: nn.Module, batch: Any, cfg: TrainConfig) -> torch.Tensor:
-        return teacher_forced_loss(m, batch, cfg)
-
     check(model)
     training = TrainConfig(steps=recipe.steps, warmup=recipe.warmup, peak_lr=recipe.peak_lr,
                            decay="linear", label_smoothing=recipe.label_smoothing, seed=seed,
                            eval_every=recipe.steps // recipe.checks, target_accuracy=None)
-    result = train(model, steps(), training, loss_fn=loss_fn, check=check)
+    result = train(model, steps(), training, check=check)  # the Transformer's own loss
     if bar is not None:
         bar.close()
     model.eval()
     return Run(model, checks, states, result.losses)
 
 
-def test_bleu_at_checks(run: Run, device: str = "cpu",
+def bleu_on_test_books(run: Run, device: str = "cpu",
                         limit: int | None = None) -> list[float]:
     """Greedy sacreBLEU on the test books (``limit`` verses spread through them; all if None)
     of the model at each of ``run``'s checks."""
@@ -199,7 +196,7 @@ def study(recipe: Recipe = CPU, seed: int = 0, *, test_limit: int | None = None,
     stores and ``python -m bench --only cpu-translation`` prints."""
     start = time.perf_counter()
     run = train_cpu_translator(recipe, seed, progress=progress)
-    test = test_bleu_at_checks(run, limit=test_limit)
+    test = bleu_on_test_books(run, limit=test_limit)
     return {"recipe": asdict(recipe), "seed": seed, "threads": torch.get_num_threads(),
             "parameters": count_parameters(run.model),
             "seconds": round(time.perf_counter() - start, 1),
