@@ -38,6 +38,7 @@ from transformer_course.stored import DataClaim, data_claim
 
 from . import data
 from .models import translator_config
+from .progress import NoTarget, Progress
 from .stored_models import scores, translate
 
 
@@ -123,11 +124,7 @@ def train_cpu_translator(recipe: Recipe = CPU, seed: int = 0, *, progress: bool 
     model = Transformer(model_config(tokenizer.get_vocab_size(), recipe)).to(device)
     stream = data.pair_batches(train_pairs, recipe.batch_tokens,
                                torch.Generator().manual_seed(seed), device)
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=recipe.steps, unit="step")
-    say = (bar.write if bar is not None else report) if report is not None else None
+    shown = Progress(recipe.steps, progress, report)
     checks: list[Check] = []
     states: list[dict[str, torch.Tensor]] = []
     clock = {"training": 0.0, "since": time.perf_counter()}
@@ -139,25 +136,17 @@ def train_cpu_translator(recipe: Recipe = CPU, seed: int = 0, *, progress: bool 
         point = Check(len(stream.history), round(clock["training"], 1), stream.tokens, bleu)
         checks.append(point)
         states.append({k: v.detach().cpu().clone() for k, v in m.state_dict().items()})
-        if say is not None:
-            say(f"step {point.step}: {point.seconds / 60:.1f} min of training, "
-                f"{point.tokens / 1e6:.2f} M pieces read, validation BLEU {bleu:.1f}")
+        shown.say(f"step {point.step}: {point.seconds / 60:.1f} min of training, "
+                  f"{point.tokens / 1e6:.2f} M pieces read, validation BLEU {bleu:.1f}")
         clock["since"] = time.perf_counter()
-        return type("Check", (), {"sequence_accuracy": 0.0})()
-
-    def steps() -> Any:
-        for batch in stream:
-            if bar is not None:
-                bar.update()
-            yield batch
+        return NoTarget()
 
     check(model)
     training = TrainConfig(steps=recipe.steps, warmup=recipe.warmup, peak_lr=recipe.peak_lr,
                            decay="linear", label_smoothing=recipe.label_smoothing, seed=seed,
                            eval_every=recipe.steps // recipe.checks, target_accuracy=None)
-    result = train(model, steps(), training, check=check)  # the Transformer's own loss
-    if bar is not None:
-        bar.close()
+    result = train(model, shown.over(stream), training, check=check)  # the Transformer's own loss
+    shown.close()
     model.eval()
     return Run(model, checks, states, result.losses)
 

@@ -38,6 +38,7 @@ from transformer_course.stored import DataClaim, check_data_claims, data_claim, 
 from . import data
 from .data import Verse
 from .models import DecoderOnly, sample
+from .progress import NoTarget, Progress
 from .stored_models import perplexity
 
 STUDY_PATH = Path(__file__).with_name("small_writer.json")
@@ -178,37 +179,26 @@ def train_writer(sets: dict[str, list[Verse]], recipe: Recipe = PAGE, seed: int 
     lengths = [len(ids) + 2 for ids, _ in kept]
     stream = data.Counted(make, data.token_batches(lengths, recipe.batch_tokens,
                                                    torch.Generator().manual_seed(seed)))
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-        bar = tqdm(total=recipe.steps, unit="step")
-    say = (bar.write if bar is not None else report) if report is not None else None
+    shown = Progress(recipe.steps, progress, report)
     checks: list[Check] = []
 
     def check(m: nn.Module) -> Any:
         point = Check(len(stream.history), stream.tokens,
                       bits_per_character(m, validation, validation_chars), write(m, tokenizer))
         checks.append(point)
-        if say is not None:
-            say(f"step {point.step}: {point.characters / 1e3:,.0f}k characters read, "
-                f"{point.bits_per_character:.2f} bits per character\n"
-                + textwrap.fill(point.sample, 76, initial_indent="  ", subsequent_indent="  "))
-        return type("Check", (), {"sequence_accuracy": 0.0})()
-
-    def steps() -> Any:
-        for batch in stream:
-            if bar is not None:
-                bar.update()
-            yield batch
+        shown.say(f"step {point.step}: {point.characters / 1e3:,.0f}k characters read, "
+                  f"{point.bits_per_character:.2f} bits per character\n"
+                  + textwrap.fill(point.sample, 76, initial_indent="  ",
+                                  subsequent_indent="  "))
+        return NoTarget()
 
     first_share = word_share(model, tokenizer, vocabulary)
     check(model)
     training = TrainConfig(steps=recipe.steps, warmup=recipe.warmup, peak_lr=recipe.peak_lr,
                            decay="linear", label_smoothing=0.0, seed=seed,
                            eval_every=recipe.steps // recipe.checks, target_accuracy=None)
-    result = train(model, steps(), training, loss_fn=next_piece_loss, check=check)
-    if bar is not None:
-        bar.close()
+    result = train(model, shown.over(stream), training, loss_fn=next_piece_loss, check=check)
+    shown.close()
     model.eval()
     return Run(tokenizer, model, checks, result.losses, result.seconds,
                (first_share, word_share(model, tokenizer, vocabulary)))

@@ -52,6 +52,7 @@ from transformer_course.stored import DataClaim, check_data_claims, data_claim, 
 
 from . import data, weights
 from .models import DecoderOnly, sample, translator_config, writer_config
+from .progress import NoTarget
 
 HERE = Path(__file__).parent
 RESULTS = HERE / "stored_models.json"
@@ -218,7 +219,7 @@ def run_writer(args: argparse.Namespace) -> None:
             best.update(perplexity=point["validation_perplexity"], check=len(curve) - 1,
                         state={k: v.detach().clone() for k, v in m.state_dict().items()})
         print(json.dumps(point)[:300], flush=True)
-        return type("Check", (), {"sequence_accuracy": 0.0})()
+        return NoTarget()
 
     training = TrainConfig(steps=steps, warmup=args.warmup, peak_lr=args.peak_lr,
                            label_smoothing=0.0, seed=args.seed,
