@@ -22,6 +22,7 @@ from transformer_course.core import (
     Transformer,
     TransformerConfig,
     beam_search,
+    checks,
     greedy_decode,
     label_smoothed_loss,
     make_batch,
@@ -29,6 +30,7 @@ from transformer_course.core import (
     scaled_dot_product_attention,
     train,
 )
+from transformer_course.core.checks import checked_by
 
 SRC_V, TGT_V, D, MAX_LEN = 11, 13, 8, 10  # the small model's sizes
 
@@ -110,3 +112,40 @@ def test_bad_call_gets_an_error_naming_the_argument(call: Callable[[], Any],
     assert type(info.value) is error, f"{type(info.value).__name__}: {info.value}"
     assert re.search(rf"(?<![\w.]){re.escape(argument)}(?!\w)", str(info.value)), \
         str(info.value)
+
+
+def test_only_the_outermost_checked_call_is_checked() -> None:
+    """A checked call made inside another (a layer inside the model) trusts its caller; a direct
+    call is checked, also after a call that raised."""
+    checked: list[tuple[str, int]] = []
+
+    class Inner:
+        @checked_by(lambda _self, x: checked.append(("inner", x)))
+        def run(self, x: int) -> int:
+            return x
+
+    class Outer:
+        @checked_by(lambda _self, x: checked.append(("outer", x)))
+        def run(self, x: int) -> int:
+            if x < 0:
+                raise ValueError("x must be >= 0")
+            return Inner().run(x + 1)
+
+    assert Outer().run(1) == 2 and checked == [("outer", 1)]
+    with pytest.raises(ValueError):
+        Outer().run(-1)
+    assert Inner().run(5) == 5 and checked[-1] == ("inner", 5)
+
+
+def test_a_model_checks_its_batch_once_per_step(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The attention inside the model is not checked again: a step's checks are the model's."""
+    seen: list[str] = []
+    original = checks.Shapes.tensor
+
+    def counting(self: checks.Shapes, name: str, *args: Any, **kwargs: Any) -> dict[str, int]:
+        seen.append(name)
+        return original(self, name, *args, **kwargs)
+
+    monkeypatch.setattr(checks.Shapes, "tensor", counting)
+    model()(ids(2, 4), ids(2, 3, high=TGT_V))
+    assert "query" not in seen and {"src", "tgt", "memory"} <= set(seen)

@@ -26,6 +26,7 @@ from transformer_course.core.model import (
     count_parameters,
 )
 from transformer_course.core.multihead import MultiHeadAttention
+from transformer_course.experiments.ch8_real_sentences.models import DecoderOnly
 
 SMALL = dict(d_model=16, num_heads=4, num_encoder_layers=2, num_decoder_layers=2, d_ff=24,
              max_len=12)
@@ -310,6 +311,19 @@ def test_unscaled_attention_switch_changes_the_output():
     assert a.encoder[0].self_attn.scale == 1 / math.sqrt(16 // 4)
     assert b.encoder[0].self_attn.scale == 1.0
     assert (a(src, tgt) - b(src, tgt)).abs().max() > 1e-6
+
+
+def test_the_decoder_alone_reads_every_layer_switch_from_its_config():
+    """DecoderOnly's layers come from the config as the Transformer's do (it once dropped the
+    scaling switch)."""
+    config = TransformerConfig(29, 29, d_model=16, num_heads=4, num_decoder_layers=2, d_ff=32,
+                               norm_first=True, scaled_attention=False, layer_norm_eps=1e-3)
+    alone, pair = DecoderOnly(config), Transformer(config)
+    for mine, theirs in zip(alone.layers, pair.encoder, strict=False):
+        assert mine.self_attn.scale == theirs.self_attn.scale == 1.0
+        assert [r.norm.eps for r in mine.sublayers] == [r.norm.eps for r in theirs.sublayers]
+        assert [r.norm_first for r in mine.sublayers] == [True, True]
+    assert alone.norm is not None and alone.norm.eps == pair.decoder_norm.eps == 1e-3
 
 
 # ---------------------------------------------------------------------------------- bad input

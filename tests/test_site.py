@@ -135,12 +135,6 @@ def control_characters(text: str) -> list[str]:
             if CONTROL.search(line)]
 
 
-def test_control_character_check_finds_an_unescaped_backslash() -> None:
-    assert control_characters("$n \\times n$\nok\n") == []
-    assert control_characters("ok\n$n \times n$ and $\frac{1}{2}$\n") == [
-        "line 2: '$n \\times n$ and $\\x0crac{1}{2}$'"]
-
-
 @pytest.mark.parametrize("docname", DOCNAMES)
 def test_sources_hold_no_control_characters(docname: str) -> None:
     """No tab or control character in a page's source (math would render "n imes n")."""

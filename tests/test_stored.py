@@ -3,6 +3,7 @@ a regeneration command that exists."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 
@@ -54,11 +55,15 @@ def test_record_environment_writes_this_process_beside_the_data(tmp_path):
     assert written["recorded"] is True and written["torch"] == environment()["torch"]
 
 
-def test_a_chapter_table_lists_only_that_chapters_studies():
-    table = stored.studies_table(6)
-    assert set(table["study"]) == {n for n, s in stored.STUDIES.items() if 6 in s.chapters}
-    assert {"ch7-measured", "ch7-opening-map"} <= set(stored.studies_table(7)["study"])
-    assert len(stored.studies_table()) == len(stored.STUDIES)
+def test_a_chapter_table_lists_only_that_chapters_studies(monkeypatch):
+    """Three real studies moved to chapters 1, 2 and both: each table holds its own."""
+    first, second, both = (dataclasses.replace(study, chapters=chapters) for study, chapters in
+                           zip(list(stored.STUDIES.values())[:3], [(1,), (2,), (1, 2)],
+                               strict=True))
+    monkeypatch.setattr(stored, "STUDIES", {s.name: s for s in (first, second, both)})
+    assert list(stored.studies_table(1)["study"]) == [first.name, both.name]
+    assert list(stored.studies_table(2)["study"]) == [second.name, both.name]
+    assert stored.studies_table(3).empty and len(stored.studies_table()) == 3
 
 
 @pytest.mark.parametrize("name", sorted(n for n, s in stored.STUDIES.items() if s.claims))

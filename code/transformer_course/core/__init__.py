@@ -60,7 +60,7 @@ from .model import (
     Transformer,
     TransformerConfig,
     count_parameters,
-    final_norm,
+    stack_norm,
     xavier_init,
 )
 from .multihead import MultiHeadAttention
@@ -92,7 +92,7 @@ __all__ = [
     "cached_step_function",
     "causal_mask", "combine_masks", "count_parameters", "decoder_self_attention_mask",
     "decode_with_cache", "DecoderCache", "DecoderLayer", "Embeddings", "EncoderLayer", "EOS_ID",
-    "evaluate", "evaluate_decoding", "Evaluation", "final_norm", "greedy_decode", "KVCache",
+    "evaluate", "evaluate_decoding", "Evaluation", "stack_norm", "greedy_decode", "KVCache",
     "label_smoothed_loss", "LearnedPositionalEmbedding", "length_penalty", "loss_floor",
     "make_batch", "make_optimizer", "Metrics", "model_step_function", "MultiHeadAttention",
     "naive_softmax", "noam_lr", "PAD_ID", "pad_sequences", "padding_mask_from_lengths",

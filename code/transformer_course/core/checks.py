@@ -6,6 +6,7 @@ starting with the argument's name. Shapes read as documentation: after the query
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import math
 from collections.abc import Callable, Collection
@@ -193,11 +194,25 @@ def check_decode_arguments(model: Any, tgt: torch.Tensor, memory: torch.Tensor,
 
 def checked_by(check: Callable[..., None]) -> Callable[[Method], Method]:
     """Decorate a method so that ``check(self, *args, **kwargs)`` runs first and raises on a bad
-    call; the method's own body then reads as the math, without the checks."""
+    call; the method's own body then reads as the math, without the checks.
+
+    Only the outermost checked call is checked: the reader's. A checked module called while
+    another checked call runs (the attention inside ``Transformer.encode``) trusts its caller,
+    so a training step checks its batch once, not once per layer."""
     def decorate(method: Method) -> Method:
         @functools.wraps(method)
         def checked(self: Any, *args: Any, **kwargs: Any) -> Any:
+            if _INSIDE_A_CHECKED_CALL.get():
+                return method(self, *args, **kwargs)
             check(self, *args, **kwargs)
-            return method(self, *args, **kwargs)
+            inside = _INSIDE_A_CHECKED_CALL.set(True)
+            try:
+                return method(self, *args, **kwargs)
+            finally:
+                _INSIDE_A_CHECKED_CALL.reset(inside)
         return checked
     return decorate
+
+
+_INSIDE_A_CHECKED_CALL: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "inside_a_checked_call", default=False)

@@ -12,10 +12,10 @@ agree exactly only with dropout off, e.g. in ``eval()``.)
 
 Arguments are checked where they enter: :class:`TransformerConfig` checks the sizes, and
 ``encode``/``decode`` check tokens and masks (their ``@checked_by`` lines); the layers inside
-trust their caller. The modules from :class:`PositionwiseFeedForward` to
-:meth:`Transformer.forward` are the model as chapter 5 shows it, in one listing. Decoding one
-token at a time with a key-value cache belongs to :mod:`.kv_cache`, which reads these layers'
-parts.
+trust their caller (a checked call inside a checked call is not checked again). The modules
+from :class:`PositionwiseFeedForward` to :meth:`Transformer.forward` are the model as chapter 5
+shows it, in one listing. Decoding one token at a time with a key-value cache belongs to
+:mod:`.kv_cache`, which reads these layers' parts.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Self
 
 import torch
 from torch import nn
@@ -95,7 +96,7 @@ POSITIONS = {"sinusoidal": SinusoidalPositionalEncoding,
              "none": lambda d_model, max_len: nn.Identity()}
 
 
-def final_norm(config: TransformerConfig) -> nn.LayerNorm | None:
+def stack_norm(config: TransformerConfig) -> nn.LayerNorm | None:
     """The LayerNorm that ends a stack when ``config.has_final_norm``, else None."""
     return nn.LayerNorm(config.d_model, config.layer_norm_eps) if config.has_final_norm else None
 
@@ -154,7 +155,18 @@ class Residual(nn.Module):
         return self.norm(x + self.dropout(sublayer(x)))
 
 
-class EncoderLayer(nn.Module):
+class ConfiguredLayer(nn.Module):
+    """A layer whose arguments are :class:`TransformerConfig` fields by other names."""
+
+    @classmethod
+    def from_config(cls, config: TransformerConfig) -> Self:
+        """One layer of the sizes and switches in ``config``."""
+        return cls(d_model=config.d_model, num_heads=config.num_heads, d_ff=config.d_ff,
+                   dropout=config.dropout, norm_first=config.norm_first,
+                   eps=config.layer_norm_eps, scaled=config.scaled_attention)
+
+
+class EncoderLayer(ConfiguredLayer):
     """Self-attention, then feed-forward, each in a :class:`Residual`
     (arguments as the :class:`TransformerConfig` fields)."""
 
@@ -176,7 +188,7 @@ class EncoderLayer(nn.Module):
         return feed_forward(x, self.feed_forward)
 
 
-class DecoderLayer(nn.Module):
+class DecoderLayer(ConfiguredLayer):
     """Masked self-attention, cross-attention to the memory, feed-forward;
     each in a :class:`Residual` (arguments as for :class:`EncoderLayer`)."""
 
@@ -215,15 +227,13 @@ class Transformer(nn.Module):
         embed = (c.d_model, c.max_len, c.positional, c.dropout)
         self.src_embed = Embeddings(c.src_vocab_size, *embed)
         self.tgt_embed = Embeddings(c.tgt_vocab_size, *embed)
-        sizes = (c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first,
-                 c.layer_norm_eps, c.scaled_attention)
         self.encoder = nn.ModuleList(
-            EncoderLayer(*sizes) for _ in range(c.num_encoder_layers))
+            EncoderLayer.from_config(c) for _ in range(c.num_encoder_layers))
         self.decoder = nn.ModuleList(
-            DecoderLayer(*sizes) for _ in range(c.num_decoder_layers))
+            DecoderLayer.from_config(c) for _ in range(c.num_decoder_layers))
         # pre-norm: a LayerNorm after each stack; post-norm: none
-        self.encoder_norm = final_norm(c)
-        self.decoder_norm = final_norm(c)
+        self.encoder_norm = stack_norm(c)
+        self.decoder_norm = stack_norm(c)
         self.output_projection = nn.Linear(c.d_model, c.tgt_vocab_size,
                                            bias=False)
         self.reset_parameters()

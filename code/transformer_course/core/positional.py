@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from .checks import Shapes, check_int, check_number
+from .checks import Shapes, check_int, check_number, checked_by
 
 BASE = 10000.0
 
@@ -54,6 +54,14 @@ def sinusoidal_encoding(num_positions: int, d_model: int, base: float = BASE,
     return torch.from_numpy(sinusoidal_encoding_numpy(num_positions, d_model, base)).to(dtype)
 
 
+def _check_positions_input(module: nn.Module, x: torch.Tensor) -> None:
+    """The checks of a positional module's forward: x (B, T, d_model) with T <= max_len."""
+    T = Shapes(d_model=module.d_model).tensor("x", x, "B T d_model")["T"]
+    if T > module.max_len:
+        raise ValueError(f"x must have at most max_len={module.max_len} positions; "
+                         f"got shape {tuple(x.shape)}")
+
+
 class SinusoidalPositionalEncoding(nn.Module):
     """Adds fixed sinusoidal encodings to a (B, T, d_model) input; T up to ``max_len``.
 
@@ -72,10 +80,10 @@ class SinusoidalPositionalEncoding(nn.Module):
         table = sinusoidal_encoding(max_len, d_model, dtype=torch.float64)  # checks d_model
         self.register_buffer("encoding", table, persistent=False)
 
+    @checked_by(_check_positions_input)
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, T, d_model) -> x + PE[:T], same shape."""
-        T = _check_positions_input(x, self.d_model, self.max_len)
-        return x + self.encoding[:T].to(x.dtype)
+        return x + self.encoding[:x.shape[1]].to(x.dtype)
 
 
 class LearnedPositionalEmbedding(nn.Module):
@@ -94,16 +102,7 @@ class LearnedPositionalEmbedding(nn.Module):
         self.embedding = nn.Embedding(max_len, d_model)
         nn.init.normal_(self.embedding.weight, std=0.02)
 
+    @checked_by(_check_positions_input)
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """x: (B, T, d_model) -> x + E[:T], same shape."""
-        T = _check_positions_input(x, self.d_model, self.max_len)
-        return x + self.embedding.weight[:T].to(x.dtype)
-
-
-def _check_positions_input(x: torch.Tensor, d_model: int, max_len: int) -> int:
-    """Check x (B, T, d_model) with T <= max_len; return T."""
-    T = Shapes(d_model=d_model).tensor("x", x, "B T d_model")["T"]
-    if T > max_len:
-        raise ValueError(f"x must have at most max_len={max_len} positions; "
-                         f"got shape {tuple(x.shape)}")
-    return T
+        return x + self.embedding.weight[:x.shape[1]].to(x.dtype)

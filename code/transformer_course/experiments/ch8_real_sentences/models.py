@@ -14,13 +14,20 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from transformer_course.core.checks import check_instance, check_int
+from transformer_course.core.checks import (
+    Shapes,
+    check_instance,
+    check_int,
+    check_token_ids,
+    checked_by,
+)
 from transformer_course.core.kv_cache import KVCache, cached_attention
 from transformer_course.core.masks import causal_mask, decoder_self_attention_mask
 from transformer_course.core.model import (
     Embeddings,
     EncoderLayer,
     TransformerConfig,
+    stack_norm,
     xavier_init,
 )
 
@@ -38,6 +45,12 @@ def translator_config(vocab_size: int, dropout: float = 0.1, layers: int = 3,
                              dropout=dropout, max_len=MAX_LEN, norm_first=norm_first)
 
 
+def check_language_model_tokens(model: DecoderOnly, tokens: torch.Tensor) -> None:
+    """The checks of :meth:`DecoderOnly.forward`: (B, T) ids of its vocabulary, T <= max_len."""
+    check_token_ids("tokens", tokens, model.config.tgt_vocab_size, "B T", Shapes(),
+                    model.config.max_len)
+
+
 class DecoderOnly(nn.Module):
     """A causal language model: embeddings, N self-attention layers under the causal mask, a
     final LayerNorm (pre-norm, as GPT-2 and its successors) and the tied output layer.
@@ -51,13 +64,13 @@ class DecoderOnly(nn.Module):
         self.config = c = config
         self.embed = Embeddings(c.tgt_vocab_size, c.d_model, c.max_len, c.positional, c.dropout)
         self.layers = nn.ModuleList(
-            EncoderLayer(c.d_model, c.num_heads, c.d_ff, c.dropout, c.norm_first,
-                         c.layer_norm_eps) for _ in range(c.num_decoder_layers))
-        self.norm = nn.LayerNorm(c.d_model, c.layer_norm_eps) if c.has_final_norm else None
+            EncoderLayer.from_config(c) for _ in range(c.num_decoder_layers))
+        self.norm = stack_norm(c)
         self.output_projection = nn.Linear(c.d_model, c.tgt_vocab_size, bias=False)
         xavier_init(self, self.embed)  # as the encoder-decoder's reset_parameters
         self.output_projection.weight = self.embed.token.weight
 
+    @checked_by(check_language_model_tokens)
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """tokens (B, T), BOS first, padded right -> logits (B, T, V)
         of each next token."""
