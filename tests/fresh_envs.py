@@ -44,13 +44,13 @@ def _requirements(name: str, folder: Path) -> list[list[str]]:
     """The pip installs that make environment ``name``, one argument list each."""
     if name == "student":
         return [["-r", str(STUDENT_SET)]]
-    # the floor's newest patch release of torch, the student set's other pins (its sympy pin is
-    # torch's to choose), jupytext to read the chapters
+    # the floor's newest patch release of torch and the student set's other pins (its sympy pin
+    # is torch's to choose; its jupytext reads the chapters)
     rest = folder / "requirements.txt"
     rest.write_text("\n".join(
         line for line in STUDENT_SET.read_text().splitlines()
         if not line.startswith(("torch", "sympy", "--extra-index-url", "#"))) + "\n")
-    return [[f"torch=={torch_floor()}.*"], ["-r", str(rest), "jupytext"]]
+    return [[f"torch=={torch_floor()}.*"], ["-r", str(rest)]]
 
 
 def python_of(folder: Path) -> Path:

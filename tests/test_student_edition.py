@@ -205,20 +205,36 @@ def student_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_student_set_has_no_site_toolchain(student_python: Path) -> None:
     probe = ("import importlib.util as u, json; print(json.dumps({m: u.find_spec(m) is not None "
-             f"for m in {SITE_TOOLCHAIN + ('transformer_course', 'jupyterlab')!r}}}))")
+             f"for m in {SITE_TOOLCHAIN + ('transformer_course', 'jupyterlab', 'jupytext')!r}}}))")
     found = json.loads(subprocess.run([str(student_python), "-c", probe], capture_output=True,
                                       text=True, check=True).stdout)
     assert found == {**dict.fromkeys(SITE_TOOLCHAIN, False), "transformer_course": True,
-                     "jupyterlab": True}
+                     "jupyterlab": True, "jupytext": True}
+
+
+def test_the_student_set_opens_the_chapters_as_notebooks(student_python: Path) -> None:
+    """The README's route: jupytext reads every chapter's source as a notebook with code, and its
+    JupyterLab extension (which .jupyter's settings make the default viewer of book/*.md) is
+    installed."""
+    chapters = sorted(str(path) for path in (REPO / "book").glob("0*.md"))
+    probe = ("import json, sys, jupytext; print(json.dumps({p: sum(c.cell_type == 'code' for c in "
+             "jupytext.read(p).cells) for p in sys.argv[1:]}))")
+    found = json.loads(subprocess.run([str(student_python), "-c", probe, *chapters],
+                                      capture_output=True, text=True, check=True).stdout)
+    assert len(found) == len(chapters) >= 8 and all(found.values()), found
+    prefix = subprocess.run([str(student_python), "-c", "import sys; print(sys.prefix)"],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    extension = Path(prefix) / "share" / "jupyter" / "labextensions" / "jupyterlab-jupytext"
+    assert (extension / "package.json").is_file(), extension
 
 
 def test_the_set_up_check_passes_in_the_student_set(student_python: Path) -> None:
     """The README's one-line check, in the student set with a non-editable install: every
-    check passes and JupyterLab is found."""
+    check passes, and JupyterLab and jupytext are found (no "note" line)."""
     done = subprocess.run([str(student_python), "-m", "transformer_course.check_setup"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "FAIL" not in done.stdout and "jupyterlab is not installed" not in done.stdout
+    assert "FAIL" not in done.stdout and "\nnote " not in done.stdout  # nothing left out
 
 
 @pytest.mark.parametrize("chapter", RUN_IN_STUDENT_SET)

@@ -18,11 +18,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 
-# What the chapters import, beside the package's own dependencies; JupyterLab only where a
-# notebook is opened locally (Colab has its own).
+# What the chapters import, beside the package's own dependencies; JupyterLab and jupytext (which
+# opens book/*.md as notebooks) only where a notebook is opened locally (Colab has its own).
 CHAPTER_MODULES = ("numpy", "torch", "pandas", "matplotlib", "seaborn", "num2words",
                    "tokenizers", "sacrebleu", "IPython")
-LOCAL_ONLY = ("jupyterlab",)
+LOCAL_ONLY = ("jupyterlab", "jupytext")
 PARITY_TOLERANCE = 1e-5  # float32 rounding of a 16-wide layer is a few 1e-7
 
 
@@ -171,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{'ok  ' if result.passed else 'FAIL'}  {result.name}: {result.detail}")
     missing = [name for name in LOCAL_ONLY if importlib.util.find_spec(name) is None]
     if missing:  # found, not imported: JupyterLab takes seconds to import
-        print(f"note  {', '.join(missing)} is not installed: fine on Colab; to open the "
+        print(f"note  not installed: {', '.join(missing)}; fine on Colab; to open the "
               "notebooks on this machine, install the student set (README)")
     ready = all(result.passed for result in results) and len(results) == len(CHECKS)
     print("Your set-up is ready." if ready else "Your set-up needs the fixes above.")
