@@ -209,12 +209,13 @@ def test_the_pack_holds_the_student_edition_the_pdf_and_each_figure_twice(pack: 
             if p.is_file()} == inside
 
 
-# every element of the slide shown, measured against the slide's box (reveal.js scales both)
+# every element of the slide shown, measured against the slide's box (reveal.js scales both);
+# not the notes, nor MathJax's copy of each equation for screen readers (clipped to nothing)
 OUTSIDE_THE_SLIDE = """() => {
   const box = document.querySelector('.reveal .slides').getBoundingClientRect();
   const out = [];
   for (const el of document.querySelectorAll('.slides > section.present *')) {
-    if (el.closest('aside.notes')) continue;
+    if (el.closest('aside.notes, mjx-assistive-mml')) continue;
     const r = el.getBoundingClientRect();
     if (r.width && (r.left < box.left - 1 || r.right > box.right + 1 || r.top < box.top - 1
                     || r.bottom > box.bottom + 1 || el.scrollWidth > el.clientWidth + 1

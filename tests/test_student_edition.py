@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import fresh_envs
 import jupytext
@@ -73,6 +74,33 @@ def test_pages_keep_every_exercise_and_lose_every_solution(student: Path) -> Non
         else:
             assert not launch, f"{docname}: {launch}"
     assert solutions > 0, "the full site has no solutions to leave out: nothing was checked"
+
+
+def test_no_link_of_the_student_edition_leads_to_the_full_one(student: Path) -> None:
+    """A class given the student edition's address stays in it: every relative link and asset of
+    every page resolves inside the edition's folder, and no button opens a chapter's full source
+    (the "edit this page" button, which the full edition has, is gone)."""
+    site = (student / "html").resolve()
+    outside, edits, checked = [], [], 0
+    for page in sorted(site.rglob("*.html")):
+        if page.parent.name == "_static":  # the theme's templates, not pages
+            continue
+        soup = BeautifulSoup(page.read_text(encoding="utf-8"), "html.parser")
+        for element in soup.select("a[href], link[href], script[src], img[src]"):
+            url = element.get("href") or element.get("src")
+            parts = urlsplit(url)
+            if re.search(r"github\.com/.+/(edit|blob)/[^/]+/book/", url):
+                edits.append(f"{page.name}: {url}")
+            if parts.scheme or url.startswith("//") or not parts.path:
+                continue
+            checked += 1
+            target = (page.parent / parts.path).resolve()
+            if not target.is_relative_to(site) or not target.exists():
+                outside.append(f"{page.relative_to(site)}: {url}")
+    assert checked > 100 and not outside, outside[:10]
+    assert not edits, edits[:5]
+    full = parse_html(HTML / f"{toc_docnames()[1]}.html")
+    assert full.select("a[href*='/edit/']"), "the full edition has an edit button to leave out"
 
 
 def test_the_student_landing_page_speaks_to_students(student: Path) -> None:

@@ -204,20 +204,26 @@ def deck(title: str, slides: list[Slide], course: str, source: str) -> str:
 .reveal p.caption {{ font-size: 0.42em; text-align: left; }}
 .reveal .equation {{ font-size: 0.9em; }}
 .reveal h3 {{ font-size: 1.1em; }}
+.reveal h3 mjx-container {{ text-transform: none; }}  /* the theme's capitals would change d */
 </style>
 <script>
-// an equation wider than its slide is shrunk to fit, once its slide is shown (a hidden slide
-// has no width to measure) and MathJax has typeset it
+// an equation wider than its slide is shrunk to fit, each time its slide is shown (a hidden slide
+// has no width to measure) and again once the fonts MathJax asked for have loaded (the width
+// measured before that is the fallback font's)
 function fitEquations(slide) {{
   for (const box of (slide ? slide.querySelectorAll(".equation") : [])) {{
     const math = box.querySelector("mjx-container");
-    if (math && !math.dataset.fitted && box.clientWidth && math.scrollWidth > box.clientWidth) {{
-      const scale = parseFloat(math.style.fontSize || "100") / 100;  // MathJax sets its own
-      math.style.fontSize = `${{Math.floor(95 * scale * box.clientWidth / math.scrollWidth)}}%`;
-      math.dataset.fitted = "yes";
+    if (!math || !box.clientWidth) continue;
+    math.dataset.scale ??= parseFloat(math.style.fontSize || "100");  // MathJax sets its own
+    math.style.fontSize = `${{math.dataset.scale}}%`;
+    if (math.scrollWidth > box.clientWidth) {{
+      math.style.fontSize =
+        `${{Math.floor(95 * math.dataset.scale * box.clientWidth / math.scrollWidth) / 100}}%`;
     }}
   }}
 }}
+document.fonts.addEventListener("loadingdone", () => fitEquations(
+  window.Reveal && Reveal.isReady() ? Reveal.getCurrentSlide() : null));
 window.MathJax = {{ tex: {{ inlineMath: [["\\\\(", "\\\\)"]] }}, startup: {{ pageReady() {{
   return MathJax.startup.defaultPageReady().then(() => fitEquations(
     window.Reveal && Reveal.isReady() ? Reveal.getCurrentSlide() : null));

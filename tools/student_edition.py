@@ -11,7 +11,10 @@ own folder; this extension then leaves every solution out of it, and does nothin
   (``readable_notebook.without_solutions``); the ``.ipynb`` downloads are written without them
   by ``launch_site.py``;
 - the Binder and Colab buttons open the student edition's own notebooks (``launch_site.py``:
-  ``student/_sources/`` on the launch branch), never the full ones.
+  ``student/_sources/`` on the launch branch), never the full ones;
+- no "edit this page" button: it opens the chapter's full source, solutions included, on GitHub.
+  The repository and issue buttons stay (the course's code is open, and a student may report a
+  problem); every link within the site stays within the edition.
 
 The chapters still execute whole (from the same execution cache as the full site), so every
 number the exercises quote is that run's.
@@ -64,8 +67,15 @@ def strip_page_sources(app: Sphinx, exception: Exception | None) -> None:
         path.write_text(text + "\n", encoding="utf-8")
 
 
+def drop_edit_button(app: Sphinx, config: Any) -> None:
+    """The student edition has no "edit this page" button (it shows the full source)."""
+    if is_student_edition(app):
+        config.html_theme_options = {**config.html_theme_options, "use_edit_page_button": False}
+
+
 def setup(app: Sphinx) -> dict[str, Any]:
     """Register the transform and the hooks (all of them idle unless ``-t student``)."""
     app.add_transform(DropSolutions)
+    app.connect("config-inited", drop_edit_button)
     app.connect("build-finished", strip_page_sources)
     return {"version": "1.0", "parallel_read_safe": True, "parallel_write_safe": True}
