@@ -41,7 +41,7 @@ def test_the_writer_and_the_reader_round_trip(tmp_path) -> None:
     path = tmp_path / "measured.json"
     measure.write(MEASURED, path)
     assert measure.stored(path) == MEASURED
-    assert path.read_bytes() == measure.MEASURED_PATH.read_bytes()  # the stored file is canonical
+    assert path.read_bytes() == measure.STUDY.path.read_bytes()  # the stored file is canonical
 
 
 @pytest.mark.parametrize("name", [n for n in measure.TABLES if n not in measure.OWN_DATA])

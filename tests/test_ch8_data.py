@@ -293,7 +293,7 @@ def test_the_stored_studys_data_claims_read_the_file_they_are_given(tmp_path):
 
     from transformer_course.experiments.ch8_real_sentences import stored_models
 
-    results = json.loads(stored_models.RESULTS.read_text(encoding="utf-8"))
+    results = stored_models.STUDY.load()
     assert all(c.holds for c in stored_models.data_claims())
     results["scores"]["test_beam"]["bleu"] = results["scores"]["test_greedy"]["bleu"]
     path = tmp_path / "stored_models.json"

@@ -1,5 +1,6 @@
 """Tests for experiments.ch2_scaled_dot_product_attention.lr_sweep."""
 
+import dataclasses
 from dataclasses import replace
 
 import pandas as pd
@@ -97,7 +98,7 @@ def test_the_stored_sweep_records_where_it_was_made():
     from transformer_course.stored import study
 
     record = study("ch2-lr-sweep")
-    assert record.path == lr_sweep.SWEEP_PATH
+    assert record.path == lr_sweep.STUDY.path
     env = record.environment()
     assert env["recorded"] and env["threads"] == 1  # main() runs the sweep on one thread
     assert {"cpu", "cpu_capability", "torch", "numpy"} <= set(env)
@@ -133,7 +134,8 @@ def test_the_replayed_cell_is_the_unscaled_model_at_the_widest_width_and_its_rat
 def test_main_checks_what_the_page_says_about_the_new_sweep(tmp_path, monkeypatch):
     checked = []
     monkeypatch.setattr(lr_sweep, "run_sweep", lr_sweep.stored_sweep)
-    monkeypatch.setattr(lr_sweep, "SWEEP_PATH", tmp_path / "lr_sweep.csv")
+    monkeypatch.setattr(lr_sweep, "STUDY", dataclasses.replace(lr_sweep.STUDY,
+                                                            path=tmp_path / "lr_sweep.csv"))
     monkeypatch.setattr(lr_sweep, "check_data_claims", checked.append)
     deterministic, threads = torch.are_deterministic_algorithms_enabled(), torch.get_num_threads()
     try:

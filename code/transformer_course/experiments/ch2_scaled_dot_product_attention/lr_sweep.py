@@ -45,7 +45,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ...stored import DataClaim, check_data_claims, data_claim, record_environment
+from ...stored import DataClaim, check_data_claims, data_claim, declare, load, record_environment
 from .score_functions import (
     TRAINING,
     RetrievalModel,
@@ -59,7 +59,7 @@ from .score_functions import (
 LEARNING_RATES = tuple(10.0 ** (-4 + i / 4) for i in range(15))
 #: The chapter's task and training, at more widths and with more seeds.
 SWEEP = ScoreComparisonConfig(widths=(32, 64, 128, 256), num_seeds=8)
-SWEEP_PATH = Path(__file__).with_name("lr_sweep.csv")
+STUDY = declare(__file__, "ch2-lr-sweep", (2,), "lr_sweep.csv", "about 5 CPU-minutes")
 #: The seeds on which :func:`best_of_sweep` chooses each score function's learning rate ...
 SELECTION_SEEDS = (4, 5, 6, 7)
 #: ... and the seeds whose accuracy it reports at that rate (together, the sweep's 8 seeds).
@@ -93,9 +93,9 @@ def run_sweep(config: ScoreComparisonConfig = SWEEP,
     return pd.concat(cells, ignore_index=True)
 
 
-def stored_sweep(path: Path = SWEEP_PATH) -> pd.DataFrame:
+def stored_sweep(path: Path = STUDY.path) -> pd.DataFrame:
     """The stored sweep, as :func:`run_sweep` returned it."""
-    return pd.read_csv(path)
+    return load(path)
 
 
 def _per_rate(sweep: pd.DataFrame, seeds: tuple[int, ...]) -> pd.DataFrame:
@@ -289,7 +289,7 @@ def replayed_cell(best: pd.DataFrame) -> tuple[str, int, float]:
     return "dot-product", int(row["d_k"]), float(row["best_lr"])
 
 
-def data_claims(path: Path = SWEEP_PATH) -> list[DataClaim]:
+def data_claims(path: Path = STUDY.path) -> list[DataClaim]:
     """What chapter 2 says about the stored sweep (study ``ch2-lr-sweep``), checked on it."""
     sweep = stored_sweep(path)
     r = read_sweep(sweep)
@@ -383,10 +383,10 @@ def main() -> None:
     torch.set_num_threads(1)
     start = time.process_time()
     sweep = run_sweep()
-    sweep.to_csv(SWEEP_PATH, index=False, float_format="%.17g")
-    record_environment(SWEEP_PATH)
+    sweep.to_csv(STUDY.path, index=False, float_format="%.17g")
+    record_environment(STUDY.path)
     print(f"{len(sweep)} runs in {time.process_time() - start:.0f} CPU s, written to "
-          f"{SWEEP_PATH}", file=sys.stderr)
+          f"{STUDY.path}", file=sys.stderr)
     check_data_claims("ch2-lr-sweep")  # what the page says about it still holds
 
 

@@ -25,9 +25,16 @@ import torch
 
 from transformer_course.experiments.ch3_multi_head_attention import head_specialisation as hs
 from transformer_course.notebook import set_threads
-from transformer_course.stored import DataClaim, check_data_claims, data_claim, record_environment
+from transformer_course.stored import (
+    DataClaim,
+    check_data_claims,
+    data_claim,
+    declare,
+    load,
+    record_environment,
+)
 
-STORED = Path(__file__).with_name("head_rates.csv")
+STUDY = declare(__file__, "ch3-head-rates", (3,), "head_rates.csv", "about 1 CPU-minute")
 COLUMNS = ("heads", "peak_lr", "seed", "steps_to_learn", "final_loss")
 RATES = (1.25e-3, 2.5e-3, 5e-3, 1e-2, 2e-2)  # factors of two around the chapter's 5e-3
 SELECTION_SEEDS = (8, 9, 10, 11)
@@ -61,9 +68,9 @@ def best_rates(table: pd.DataFrame) -> dict[int, float]:
             for heads, rows in ranked.groupby(level="heads", sort=False)}
 
 
-def stored(path: Path = STORED) -> pd.DataFrame:
+def stored(path: Path = STUDY.path) -> pd.DataFrame:
     """The stored sweep (see the module's docstring for the command that regenerates it)."""
-    return pd.read_csv(path)
+    return load(path)
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,7 @@ def summary(table: pd.DataFrame) -> RatesSummary:
                         steps=table.groupby(["heads", "peak_lr"])["steps_to_learn"].median())
 
 
-def data_claims(path: Path = STORED) -> list[DataClaim]:
+def data_claims(path: Path = STUDY.path) -> list[DataClaim]:
     """What chapter 3 says about the stored sweep (study ``ch3-head-rates``), checked on it."""
     table = stored(path)
     rates = summary(table)
@@ -123,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m transformer_course.experiments.ch3_multi_head_attention.head_rates",
         description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=STORED, help="file to write")
+    parser.add_argument("--out", type=Path, default=STUDY.path, help="file to write")
     args = parser.parse_args(argv)
     set_threads(1)
     torch.use_deterministic_algorithms(True)
@@ -132,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     record_environment(args.out)
     print(table.groupby(["heads", "peak_lr"])["steps_to_learn"].median(), file=sys.stderr)
     print(f"best rates {best_rates(table)}, written to {args.out}", file=sys.stderr)
-    if args.out.resolve() == STORED.resolve():
+    if args.out.resolve() == STUDY.path.resolve():
         check_data_claims("ch3-head-rates")  # what the page says about it still holds
     else:  # a sweep written elsewhere: say which of the page's sentences it would not bear out
         for failing in (c for c in data_claims(args.out) if not c.holds):

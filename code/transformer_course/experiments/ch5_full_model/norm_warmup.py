@@ -48,10 +48,13 @@ from transformer_course.stored import (
     DataClaim,
     check_data_claims,
     data_claim,
+    declare,
+    load,
     record_environment,
 )
 
-STORED = Path(__file__).with_name("norm_warmup.csv")
+STUDY = declare(__file__, "ch5-norm-warmup", (5,), "norm_warmup.csv", "about 27 CPU-minutes",
+                args="--jobs 2")
 COLUMNS = ("role", "variant", "peak_lr", "seed", "accuracy", "final_loss", "max_loss",
            "prefix_loss")
 PREFIX = 20  # the build replays this many first steps of one stored run (see :func:`replay`)
@@ -181,9 +184,9 @@ def replay(variant: Variant, peak_lr: float, seed: int, config: StudyConfig = St
     return run(variant, peak_lr, seed, config, steps=PREFIX)["prefix_loss"]
 
 
-def stored(path: Path = STORED) -> pd.DataFrame:
+def stored(path: Path = STUDY.path) -> pd.DataFrame:
     """The stored sweep (see the module's docstring for the command that regenerates it)."""
-    return pd.read_csv(path)
+    return load(path)
 
 
 @dataclass(frozen=True)
@@ -226,7 +229,7 @@ def findings(table: pd.DataFrame) -> Findings:
                     replayed_loss=float(replayed.item()) if len(replayed) == 1 else None)
 
 
-def data_claims(path: Path = STORED) -> list[DataClaim]:
+def data_claims(path: Path = STUDY.path) -> list[DataClaim]:
     """What chapter 5 says about the stored sweep (study ``ch5-norm-warmup``), checked on it."""
     found = findings(stored(path))
     rates = found.rates
@@ -290,7 +293,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(
         prog="python -m transformer_course.experiments.ch5_full_model.norm_warmup",
         description=__doc__.splitlines()[0])
-    parser.add_argument("--out", type=Path, default=STORED, help="file to write")
+    parser.add_argument("--out", type=Path, default=STUDY.path, help="file to write")
     parser.add_argument("--jobs", type=int, default=1, help="runs at once, one thread each")
     args = parser.parse_args(argv)
     set_threads(1)
@@ -298,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     sweep(jobs=args.jobs, progress=True).to_csv(args.out, index=False)
     record_environment(args.out)
     print(f"{time.perf_counter() - start:.0f} s, written to {args.out}", file=sys.stderr)
-    if args.out.resolve() == STORED.resolve():
+    if args.out.resolve() == STUDY.path.resolve():
         check_data_claims("ch5-norm-warmup")  # what chapter 5 says about it still holds
 
 

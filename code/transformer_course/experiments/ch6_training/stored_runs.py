@@ -52,7 +52,6 @@ import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 import pandas as pd
 import torch
@@ -63,6 +62,7 @@ from transformer_course.stored import (
     DataClaim,
     check_data_claims,
     data_claim,
+    declare,
     record_environment,
     study,
 )
@@ -78,9 +78,14 @@ from .ablations import (
     run_lr_sweep,
 )
 
-UNIFORM_LENGTHS = Path(__file__).with_name("uniform_lengths.csv")
-ABLATION_SWEEP = Path(__file__).with_name("ablation_sweep.csv")
-WARMUP_RUNS = Path(__file__).with_name("warmup_runs.csv")
+UNIFORM_LENGTHS = declare(__file__, "ch6-uniform-lengths", (6,), "uniform_lengths.csv",
+                          "about 10 CPU-seconds", args="uniform-lengths",
+                          claims="uniform_lengths_claims")
+ABLATION_SWEEP = declare(__file__, "ch6-ablation-sweep", (6,), "ablation_sweep.csv",
+                         "about 7 CPU-minutes", args="ablation-sweep",
+                         claims="ablation_sweep_claims")
+WARMUP_RUNS = declare(__file__, "ch6-warmup-runs", (6,), "warmup_runs.csv", "about 1 CPU-minute",
+                      args="warmup", claims="warmup_runs_claims")
 COLUMNS = ["seed", "first_step_at_target", "sequence_accuracy", "token_accuracy"]
 SEEDS = (0, 1, 2)  # the seeds every table reports
 SELECTION_SEEDS = (3, 4, 5)  # the seeds that choose each variant's learning rate
@@ -109,7 +114,7 @@ def uniform_lengths(seeds: tuple[int, ...] = SEEDS) -> pd.DataFrame:
 
 def stored_uniform_lengths() -> pd.DataFrame:
     """The stored rows of :func:`uniform_lengths` (see the module's docstring)."""
-    return pd.read_csv(UNIFORM_LENGTHS)
+    return UNIFORM_LENGTHS.load()
 
 
 def ablation_sweep(variants: Sequence[Ablation] = SWEPT, factors: Sequence[float] = LR_FACTORS,
@@ -186,7 +191,7 @@ def selected_sweep(variants: Sequence[Ablation] = SWEPT) -> pd.DataFrame:
 
 def stored_ablation_sweep() -> pd.DataFrame:
     """The stored rows of :func:`selected_sweep` (see the module's docstring)."""
-    return pd.read_csv(ABLATION_SWEEP)
+    return ABLATION_SWEEP.load()
 
 
 def warmup_runs(settings: Sequence[str] = WARMUP_SETTINGS,
@@ -214,7 +219,7 @@ def warmup_runs(settings: Sequence[str] = WARMUP_SETTINGS,
 def stored_warmup_runs() -> pd.DataFrame:
     """The stored rows of :func:`warmup_runs` (the CSV keeps each run's losses as one
     space-separated string; here they are lists of floats again)."""
-    runs = pd.read_csv(WARMUP_RUNS)
+    runs = WARMUP_RUNS.load()
     runs["losses"] = [[float(x) for x in text.split()] for text in runs["losses"]]
     return runs
 
@@ -626,16 +631,16 @@ def _main() -> None:
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     if args.what == "uniform-lengths":
-        path, table, name = UNIFORM_LENGTHS, uniform_lengths(), "ch6-uniform-lengths"
+        study, table = UNIFORM_LENGTHS, uniform_lengths()
     elif args.what == "ablation-sweep":
-        path, table, name = ABLATION_SWEEP, selected_sweep(), "ch6-ablation-sweep"
+        study, table = ABLATION_SWEEP, selected_sweep()
     else:
-        path, table, name = WARMUP_RUNS, warmup_runs(), "ch6-warmup-runs"
+        study, table = WARMUP_RUNS, warmup_runs()
         table["losses"] = [" ".join(f"{x:.6f}" for x in run) for run in table["losses"]]
-    table.to_csv(path, index=False, float_format="%.6f")
-    record_environment(path)
-    print(path.read_text()[:4000])
-    check_data_claims(name)  # what chapter 6 says about the study still holds on the new data
+    table.to_csv(study.path, index=False, float_format="%.6f")
+    record_environment(study.path)
+    print(study.path.read_text()[:4000])
+    check_data_claims(study.name)  # what chapter 6 says about the study still holds on the new data
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ from transformer_course.stored import (
     DataClaim,
     check_data_claims,
     data_claim,
+    declare,
+    load,
     record_environment,
 )
 
@@ -63,15 +65,15 @@ BEAM_BUDGETS = (150, 200)  # steps: models stopped before the recipe's ceiling
 FRENCH_BUDGETS = (300, 600)  # steps: the exercise's suggested solution, and the recipe
 DIGIT_PLACE = 100_000  # the extrapolation fixes add numbers per leading (hundred-thousands) digit
 ADDED_ZERO_RATE = 0.3  # the added numbers are drawn like the training numbers (split_numbers)
-MEASURED_PATH = Path(__file__).with_name("measured.json")
+STUDY = declare(__file__, "ch7-measured", (7,), "measured.json", "about 1.2 CPU-hours")
 
 
-def stored(path: Path = MEASURED_PATH) -> dict[str, Any]:
+def stored(path: Path = STUDY.path) -> dict[str, Any]:
     """The tables ``measured.json`` holds (name -> table)."""
-    return json.loads(path.read_text(encoding="utf-8"))
+    return load(path)
 
 
-def write(tables: Mapping[str, Any], path: Path = MEASURED_PATH) -> None:
+def write(tables: Mapping[str, Any], path: Path = STUDY.path) -> None:
     """Store ``tables`` as JSON (sorted keys: the same tables give the same bytes)."""
     path.write_text(json.dumps(tables, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
@@ -756,11 +758,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                         help="tables to recompute, comma-separated (default: all); the others "
                              "are kept as stored")
     parser.add_argument("--seeds", default="0,1,2", help="seeds, comma-separated")
-    parser.add_argument("--out", type=Path, default=MEASURED_PATH,
+    parser.add_argument("--out", type=Path, default=STUDY.path,
                         help="file to write (default: the package's measured.json)")
     args = parser.parse_args(argv)
     seeds = tuple(int(s) for s in args.seeds.split(","))
-    if seeds != SEEDS and args.out.resolve() == MEASURED_PATH.resolve():
+    if seeds != SEEDS and args.out.resolve() == STUDY.path.resolve():
         parser.error("measured.json holds seeds 0,1,2: other seeds need --out")
     set_threads(1)
     tables = stored()
@@ -773,7 +775,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"{name}: {time.process_time() - start:.0f} CPU s, written to {args.out}",
               file=sys.stderr, flush=True)
     record_environment(args.out)
-    if args.out.resolve() == MEASURED_PATH.resolve():
+    if args.out.resolve() == STUDY.path.resolve():
         check_data_claims("ch7-measured")  # what the chapter says about it still holds
     else:
         failing = [c for c in data_claims(stored(args.out)) if not c.holds]

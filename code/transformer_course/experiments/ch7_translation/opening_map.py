@@ -34,7 +34,14 @@ from transformer_course.core.decoding import greedy_decode
 from transformer_course.core.masks import padding_mask_from_tokens
 from transformer_course.core.model import Transformer
 from transformer_course.notebook import seed_everything, set_threads
-from transformer_course.stored import DataClaim, check_data_claims, data_claim, record_environment
+from transformer_course.stored import (
+    DataClaim,
+    check_data_claims,
+    data_claim,
+    declare,
+    load,
+    record_environment,
+)
 
 from . import corpus, data, recipe, translate
 from .pipeline import Pipeline
@@ -49,7 +56,7 @@ READ_AS = ("five", "-", "forty")
 # (claim_trained "ch7-map-lead", whose calibrated draws must lie above it with room).
 LEAD = 0.2
 DIGITS = 4  # decimals stored per weight
-MAP_PATH = Path(__file__).with_name("opening_map.json")
+STUDY = declare(__file__, "ch7-opening-map", (1, 7), "opening_map.json", "about 1 CPU-minute")
 
 
 @torch.no_grad()
@@ -78,12 +85,12 @@ def opening_map(model: Transformer, pipeline: Pipeline, number: int = NUMBER) ->
             "masked_translation": pipeline.decode_target(masked)}
 
 
-def stored(path: Path = MAP_PATH) -> dict[str, Any]:
+def stored(path: Path = STUDY.path) -> dict[str, Any]:
     """The stored map (what :func:`opening_map` returned for chapter 7's model)."""
-    return json.loads(path.read_text(encoding="utf-8"))
+    return load(path)
 
 
-def data_claims(path: Path = MAP_PATH) -> list[DataClaim]:
+def data_claims(path: Path = STUDY.path) -> list[DataClaim]:
     """What chapters 1 and 7 say about the stored map (study ``ch7-opening-map``), checked on
     it."""
     shown = stored(path)
@@ -147,7 +154,7 @@ def train_chapter_model() -> tuple[Transformer, Pipeline]:
     return model, chapter.pipeline
 
 
-def main(path: Path = MAP_PATH) -> None:
+def main(path: Path = STUDY.path) -> None:
     """Train chapter 7's model, write its map to ``path`` and the environment record beside it."""
     model, pipeline = train_chapter_model()
     path.write_text(json.dumps(opening_map(model, pipeline), ensure_ascii=False, indent=1) + "\n",

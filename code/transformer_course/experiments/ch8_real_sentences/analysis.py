@@ -3,7 +3,6 @@ what masking a source word does to the translation."""
 
 from __future__ import annotations
 
-import json
 import random
 import re
 from collections import Counter
@@ -29,7 +28,7 @@ _OPENING = re.compile(r"[.!?:;“‘\"(][”’\"]*$")  # what may come before a
 @cache
 def stored() -> dict[str, Any]:
     """The stored study ``ch8-stored-models`` (scores, curves, outputs, samples)."""
-    return json.loads(stored_models.RESULTS.read_text(encoding="utf-8"))
+    return stored_models.STUDY.load()
 
 
 def translator() -> Transformer:

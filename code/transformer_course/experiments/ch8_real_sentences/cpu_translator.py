@@ -34,7 +34,7 @@ from torch import nn
 from transformer_course.core.checks import check_instance, check_int, check_number
 from transformer_course.core.model import Transformer, TransformerConfig, count_parameters
 from transformer_course.core.training import TrainConfig, train
-from transformer_course.stored import DataClaim, data_claim
+from transformer_course.stored import DataClaim, data_claim, declare
 
 from . import data
 from .models import translator_config
@@ -72,7 +72,8 @@ class Recipe:
 
 CPU = Recipe()
 DISTILLED = Path(__file__).with_name("distilled.txt.xz")
-STUDY_PATH = Path(__file__).with_name("cpu_translator.json")
+STUDY = declare(__file__, "ch8-cpu-translator", (8,), "cpu_translator.json",
+                "about 40 minutes on 2 cores (2 threads)", args="--store")
 
 
 @dataclass(frozen=True)
@@ -198,9 +199,7 @@ def stored() -> dict[str, Any]:
     """Study ch8-cpu-translator: :data:`CPU`'s run on the course's 2-core machine (its checks
     with test BLEU); under ``"choice"`` the runs the recipe was chosen by, and under
     ``"shorter"`` the first CPU run, of 1,200 steps."""
-    import json
-
-    return json.loads(STUDY_PATH.read_text(encoding="utf-8"))
+    return STUDY.load()
 
 
 def choice_runs(study: dict[str, Any]) -> dict[str, dict[str, Any]]:
@@ -287,7 +286,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--store", action="store_true", help=f"write {STUDY_PATH.name}")
+    parser.add_argument("--store", action="store_true", help=f"write {STUDY.path.name}")
     args = parser.parse_args(argv)
     if not args.store:
         run = train_cpu_translator(CPU, args.seed, progress=True)
@@ -295,8 +294,8 @@ def main(argv: Sequence[str] | None = None) -> None:
               f"{run.checks[-1].validation_bleu:.1f}")
         return
     record = study(CPU, args.seed, progress=True)
-    STUDY_PATH.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
-    print(f"wrote {STUDY_PATH} and {record_environment(STUDY_PATH).name}", file=sys.stderr)
+    STUDY.path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    print(f"wrote {STUDY.path} and {record_environment(STUDY.path).name}", file=sys.stderr)
 
 
 if __name__ == "__main__":

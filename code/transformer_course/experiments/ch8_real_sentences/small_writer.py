@@ -33,7 +33,13 @@ from transformer_course.core.batching import pad_sequences, wrap_sources
 from transformer_course.core.checks import check_instance, check_int
 from transformer_course.core.model import TransformerConfig
 from transformer_course.core.training import TrainConfig, train
-from transformer_course.stored import DataClaim, check_data_claims, data_claim, record_environment
+from transformer_course.stored import (
+    DataClaim,
+    check_data_claims,
+    data_claim,
+    declare,
+    record_environment,
+)
 
 from . import data
 from .data import Verse
@@ -41,7 +47,7 @@ from .models import DecoderOnly, sample
 from .progress import NoTarget, Progress
 from .stored_models import perplexity
 
-STUDY_PATH = Path(__file__).with_name("small_writer.json")
+STUDY = declare(__file__, "ch8-small-writer", (8,), "small_writer.json", "about 3 CPU-minutes")
 PROMPT = "In the beginning"
 SAMPLE_SETTING = {"temperature": 0.7, "top_k": 40}  # as the stored writer's samples in the table
 SAMPLE_PIECES = 40
@@ -217,7 +223,7 @@ def stored_writer_points(curve: Sequence[dict[str, Any]], tokenizer: Tokenizer,
 
 def stored() -> dict[str, Any]:
     """Study ch8-small-writer: :data:`LONGER`'s run, its checks as :class:`Check` fields."""
-    return json.loads(STUDY_PATH.read_text(encoding="utf-8"))
+    return STUDY.load()
 
 
 def data_claims() -> list[DataClaim]:
@@ -242,7 +248,7 @@ def data_claims() -> list[DataClaim]:
     ]
 
 
-def main(path: Path = STUDY_PATH) -> None:
+def main(path: Path = STUDY.path) -> None:
     """Train :data:`LONGER` on one thread and store its checks, then the environment record."""
     torch.set_num_threads(1)
     start = time.perf_counter()
