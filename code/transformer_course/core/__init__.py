@@ -52,6 +52,7 @@ from .masks import (
     padding_mask_from_tokens,
 )
 from .model import (
+    ConfiguredLayer,
     DecoderLayer,
     Embeddings,
     EncoderLayer,
@@ -89,7 +90,7 @@ from .training import (
 
 __all__ = [
     "accuracies", "attention", "Batch", "beam_search", "BOS_ID", "cached_attention",
-    "cached_step_function",
+    "cached_step_function", "ConfiguredLayer",
     "causal_mask", "combine_masks", "count_parameters", "decoder_self_attention_mask",
     "decode_with_cache", "DecoderCache", "DecoderLayer", "Embeddings", "EncoderLayer", "EOS_ID",
     "evaluate", "evaluate_decoding", "Evaluation", "stack_norm", "greedy_decode", "KVCache",

@@ -156,14 +156,17 @@ class Residual(nn.Module):
 
 
 class ConfiguredLayer(nn.Module):
-    """A layer whose arguments are :class:`TransformerConfig` fields by other names."""
+    """A layer whose arguments are :class:`TransformerConfig`
+    fields (some by shorter names)."""
 
     @classmethod
     def from_config(cls, config: TransformerConfig) -> Self:
         """One layer of the sizes and switches in ``config``."""
-        return cls(d_model=config.d_model, num_heads=config.num_heads, d_ff=config.d_ff,
-                   dropout=config.dropout, norm_first=config.norm_first,
-                   eps=config.layer_norm_eps, scaled=config.scaled_attention)
+        c = config
+        return cls(d_model=c.d_model, num_heads=c.num_heads,
+                   d_ff=c.d_ff, dropout=c.dropout,
+                   norm_first=c.norm_first, eps=c.layer_norm_eps,
+                   scaled=c.scaled_attention)
 
 
 class EncoderLayer(ConfiguredLayer):
