@@ -631,16 +631,16 @@ def _main() -> None:
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     if args.what == "uniform-lengths":
-        study, table = UNIFORM_LENGTHS, uniform_lengths()
+        target, table = UNIFORM_LENGTHS, uniform_lengths()
     elif args.what == "ablation-sweep":
-        study, table = ABLATION_SWEEP, selected_sweep()
+        target, table = ABLATION_SWEEP, selected_sweep()
     else:
-        study, table = WARMUP_RUNS, warmup_runs()
+        target, table = WARMUP_RUNS, warmup_runs()
         table["losses"] = [" ".join(f"{x:.6f}" for x in run) for run in table["losses"]]
-    table.to_csv(study.path, index=False, float_format="%.6f")
-    record_environment(study.path)
-    print(study.path.read_text()[:4000])
-    check_data_claims(study.name)  # what chapter 6 says about the study still holds on the new data
+    table.to_csv(target.path, index=False, float_format="%.6f")
+    record_environment(target.path)
+    print(target.path.read_text()[:4000])
+    check_data_claims(target.name)  # what chapter 6 says about it still holds on the new data
 
 
 if __name__ == "__main__":
