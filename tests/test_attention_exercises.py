@@ -14,9 +14,11 @@ from transformer_course.core.attention import (
     scaled_dot_product_attention_numpy,
     softmax,
 )
+from transformer_course.core.multihead import MultiHeadAttention
 from transformer_course.exercises import (
     Passed,
     check_attention,
+    check_attention_weights_memory,
     check_local_causal_mask,
     check_softmax,
 )
@@ -91,7 +93,30 @@ def test_wrong_local_mask_fails(fn, pattern):
         check_local_causal_mask(fn)
 
 
-@pytest.mark.parametrize("check", [check_softmax, check_attention, check_local_causal_mask])
+def test_weights_memory_counts_the_tensor_attention_returns():
+    # the checker's reference is the size of the weights the package's attention keeps
+    x = torch.zeros(2, 5, 12)
+    _, weights = MultiHeadAttention(12, 3)(x, x, x, need_weights=True)
+    assert weights.nelement() * weights.element_size() == 2 * 3 * 5 * 5 * 4  # B h T T, float32
+    assert check_attention_weights_memory(
+        lambda b, t, h, n, size: n * b * h * t * t * size).cases >= 5
+
+
+@pytest.mark.parametrize("fn", [
+    lambda b, t, h, n, size: n * b * h * t * size,  # T, not T x T
+    lambda b, t, h, n, size: n * b * t * t * size,  # the heads forgotten
+    lambda b, t, h, n, size: b * h * t * t * size,  # one layer
+    lambda b, t, h, n, size: n * b * h * t * t * 4,  # always float32
+    lambda b, t, h, n, size: n * b * h * t * t * size / 2 ** 30,  # GiB, not bytes
+    lambda b, t, h, n, size: str(n * b * h * t * t * size),
+])
+def test_wrong_weights_memory_fails(fn):
+    with pytest.raises(AssertionError):
+        check_attention_weights_memory(fn)
+
+
+@pytest.mark.parametrize("check", [check_softmax, check_attention, check_local_causal_mask,
+                                   check_attention_weights_memory])
 def test_non_callable_is_rejected(check):
     with pytest.raises(TypeError, match="fn must be callable"):
         check(42)

@@ -1,11 +1,12 @@
 """The graded assignments (assignments/, nbgrader; tools/assignment_notebooks.py, tools/grade.py).
 
-Every exercise of the book with a checker has an assignment and every challenge exercise a
-rubric, both read from the chapters' sources. The students' notebooks hold a stub, no solution and
-no hidden test. Run as nbgrader runs them (the test cells as written, the student's answer cells),
-each source notebook passes every test, an untouched stub passes none, and an answer that calls
-the course package's own implementation passes the visible tests but not the hidden one. Grading
-a folder with tools/grade.py, as `make grade` does, gives full marks, fewer marks and none.
+Every exercise of the book has an assignment or a rubric, read from the chapters' sources: an
+exercise that calls a checker has an assignment running it, and every challenge exercise a
+rubric. The students' notebooks hold a stub, no solution and no hidden test. Run as nbgrader runs
+them (the test cells as written, the student's answer cells), each source notebook passes every
+test, an untouched stub passes none, and an answer that calls the course package's own
+implementation passes the visible tests but not the hidden one. Grading a folder with
+tools/grade.py, as `make grade` does, gives full marks, fewer marks and none.
 """
 
 from __future__ import annotations
@@ -53,6 +54,13 @@ PACKAGE_ANSWERS = {name: textwrap.dedent(code).strip() for name, code in {
             return sdpa(q, k, v, mask)[0]
         def my_attention(q, k, v, mask=None):
             return helper(q, k, v, mask)""",
+    "ch2-ex-memory": """
+        import numpy as np
+        from transformer_course import scaled_dot_product_attention_numpy
+        def attention_weights_bytes(batch, seq_len, num_heads, num_layers, bytes_per_number):
+            x = np.zeros((seq_len, 1))
+            weights = scaled_dot_product_attention_numpy(x, x, x)[1]  # (T, T)
+            return num_layers * batch * num_heads * weights.size * bytes_per_number""",
     "ch2-ex-local": """
         from transformer_course import causal_mask
         def local_causal_mask(T, window):
@@ -69,11 +77,17 @@ PACKAGE_ANSWERS = {name: textwrap.dedent(code).strip() for name, code in {
     "ch4-ex-rope": """
         from transformer_course.experiments.ch4_positional_encoding.rotary import rotate
         my_rotate = lambda x: rotate(x)""",
+    "ch5-ex-count": """
+        from transformer_course.core.model import DecoderLayer, count_parameters
+        def decoder_layer_parameters(d_model, d_ff):
+            return count_parameters(DecoderLayer(d_model, 1, d_ff))""",
     "ch5-ex-forward": """
         my_forward = lambda layer, x, mask: layer(x, mask)
         my_pre_norm_forward = lambda layer, x, mask: layer.forward(x, mask)""",
     "ch6-ex-schedule": """
         from transformer_course import noam_lr as lrate""",
+    "ch6-ex-floor": """
+        from transformer_course.core.loss import loss_floor as smoothing_floor""",
     "ch6-ex-shift": """
         from transformer_course import shift_targets
         shift = lambda tgt: shift_targets(tgt)""",
@@ -174,22 +188,37 @@ def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def rubric_labels() -> set[str]:
+    """The exercises RUBRICS.md has a rubric for (the labels its headings carry)."""
+    return set(re.findall(r"^## (\S+):", assignment_notebooks.RUBRICS.read_text(
+        encoding="utf-8"), re.MULTILINE))
+
+
+def test_every_exercise_has_an_assignment_or_a_rubric() -> None:
+    """A new exercise fails here until it has its notebook in assignments/source/ or its
+    rubric in RUBRICS.md; an assignment or a rubric for no exercise of the book fails too."""
+    labels = [e.label for e in book_exercises()]
+    assert len(labels) == len(set(labels)), "two exercises share a label"
+    marked = set(NAMES) | rubric_labels()
+    assert [label for label in labels if label not in marked] == []
+    assert sorted(marked - set(labels)) == []
+
+
 def test_every_exercise_with_a_checker_has_an_assignment_running_it() -> None:
     checked = {e.label: e.checkers for e in book_exercises() if e.checkers}
     assert checked, "no exercise of the book calls a checker: the parser is wrong"
-    assert sorted(checked) == NAMES, "assignments/source/ does not match the exercises with a " \
-                                     "checker"
+    assert sorted(set(checked) - set(NAMES)) == [], "an exercise with a checker has no assignment"
     for name in NAMES:
         visible = "\n".join(HIDDEN.sub("", c.source) for c in source(name).cells
                             if c.cell_type == "code" and nbgrader_meta(c).get("grade"))
-        assert checked[name] <= set(CALL.findall(visible)), f"{name} does not run its checker"
+        runs = set(CALL.findall(visible)) & CHECKERS
+        assert runs, f"{name}: no visible test runs a checker of transformer_course.exercises"
+        assert checked.get(name, set()) <= runs, f"{name} does not run its chapter's checker"
 
 
 def test_every_challenge_exercise_has_a_rubric() -> None:
     challenges = {e.label for e in book_exercises() if e.level == 3}
-    headings = set(re.findall(r"^## (\S+):", assignment_notebooks.RUBRICS.read_text(
-        encoding="utf-8"), re.MULTILINE))
-    assert challenges and challenges == headings
+    assert challenges and challenges <= rubric_labels()
 
 
 def test_the_release_holds_stubs_and_no_solution_or_hidden_test(release: Path) -> None:

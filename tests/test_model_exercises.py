@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from transformer_course.exercises import Passed, check_encoder_layer_forward
+from transformer_course.exercises import (
+    Passed,
+    check_decoder_layer_parameters,
+    check_encoder_layer_forward,
+)
 
 
 def post_norm(layer, x, mask):
@@ -52,3 +56,29 @@ def test_bad_arguments():
         check_encoder_layer_forward("post_norm")
     with pytest.raises(TypeError, match=r"\bnorm_first\b"):
         check_encoder_layer_forward(post_norm, norm_first="yes")
+
+
+def decoder_parameters(d_model, d_ff):
+    attention = 4 * (d_model * d_model + d_model)
+    feed_forward = d_model * d_ff + d_ff + d_ff * d_model + d_model
+    return 2 * attention + feed_forward + 3 * 2 * d_model
+
+
+def test_decoder_count_by_formula_passes():
+    result = check_decoder_layer_parameters(decoder_parameters)
+    assert isinstance(result, Passed) and result.cases >= 5
+    assert decoder_parameters(512, 2048) == 4_204_032  # the chapter's count by hand
+    with pytest.raises(TypeError):
+        check_decoder_layer_parameters(4_204_032)
+
+
+@pytest.mark.parametrize("fn", [
+    lambda d, f: decoder_parameters(d, f) - 3 * 2 * d,  # no LayerNorm
+    lambda d, f: decoder_parameters(d, f) - 2 * 2 * d,  # two LayerNorms, as in an encoder layer
+    lambda d, f: decoder_parameters(d, f) - 4 * (d * d + d),  # one attention block
+    lambda d, f: decoder_parameters(d, f) - 8 * d - f - d,  # no biases
+    lambda d, f: decoder_parameters(d, d),  # d_ff ignored
+])
+def test_wrong_decoder_counts_fail(fn):
+    with pytest.raises(AssertionError):
+        check_decoder_layer_parameters(fn)

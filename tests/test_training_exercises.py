@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
-from transformer_course.exercises import Passed, check_noam_lr, check_shift_targets
+from transformer_course.exercises import (
+    Passed,
+    check_loss_floor,
+    check_noam_lr,
+    check_shift_targets,
+)
 from transformer_course.experiments.ch6_training.tasks import to_text, token_name
 
 
@@ -47,3 +54,27 @@ def test_bad_input_and_names():
     assert [token_name(i) for i in range(5)] == ["_", "<s>", "</s>", "a", "b"]
     assert to_text(torch.tensor([1, 3, 4, 2, 0])) == "<s> a b </s>"
     assert to_text(torch.tensor([3, 0]), show_pad=True) == "a _"
+
+
+def entropy_of_q(V, eps):
+    """The loss at p = q, summed over the V classes one by one."""
+    q = [1 - eps + eps / V] + [eps / V] * (V - 1)
+    return -sum(x * math.log(x) for x in q if x > 0)
+
+
+def test_loss_floor_by_entropy_passes():
+    result = check_loss_floor(entropy_of_q)
+    assert isinstance(result, Passed) and result.cases >= 5
+    assert result.largest_difference <= 1e-9
+
+
+@pytest.mark.parametrize("fn", [
+    lambda V, eps: 0.0,  # "a perfect model reaches zero"
+    lambda V, eps: entropy_of_q(V - 1, eps),  # smoothing spread over the V - 1 wrong ids
+    lambda V, eps: -(1 - eps) * math.log(1 - eps),  # only the label's term
+    lambda V, eps: entropy_of_q(V, eps) / V,
+    lambda V, eps: None,
+])
+def test_wrong_loss_floors_fail(fn):
+    with pytest.raises(AssertionError):
+        check_loss_floor(fn)

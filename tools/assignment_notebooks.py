@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 COURSE = REPO / "assignments"  # nbgrader's course folder: nbgrader_config.py, source/
 SOURCE = COURSE / "source"
-RUBRICS = COURSE / "RUBRICS.md"  # how to mark the challenge (★★★) exercises, which no test checks
+RUBRICS = COURSE / "RUBRICS.md"  # how to mark by hand every exercise that no test checks
 
 
 def assignment_names() -> list[str]:

@@ -7,7 +7,7 @@
   chapter's notebook, without the solutions;
 - ``book.pdf``: the whole book (``make pdf``);
 - ``assignments/``: the students' assignment notebooks (``make assignments``: a stub and its
-  visible tests per exercise with a checker), and ``RUBRICS.md`` for the challenge exercises;
+  visible tests per exercise with a checker), and ``RUBRICS.md`` for the exercises marked by hand;
 - ``figures/``: every figure the chapters draw, as SVG and as 200-dpi PNG named by its glue key
   (``ch4-heatmap.svg``), each carrying the CC BY 4.0 licence in its metadata, and ``index.csv``
   with each figure's chapter, caption and attribution line. The chapters are run again for it
@@ -320,7 +320,7 @@ notebooks/          every chapter as a notebook without solutions, for students 
 book.pdf            the whole book, with the solutions
 assignments/        one notebook per exercise with a checker, for students: a stub to fill in
                     and its tests (grade the handed-in notebooks with `make grade` in the
-                    course's repository); RUBRICS.md: how to mark the challenge exercises
+                    course's repository); RUBRICS.md: how to mark the other exercises
 figures/            every figure as SVG and 200-dpi PNG; index.csv gives each one's chapter,
                     caption and the attribution line to use with it
 slides/*.html       one slide deck per chapter (reveal.js): its figures and equations in page

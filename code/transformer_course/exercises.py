@@ -16,8 +16,9 @@ import torch
 
 from .core.attention import scaled_dot_product_attention_numpy, softmax
 from .core.batching import shift_targets
+from .core.loss import loss_floor
 from .core.masks import padding_mask_from_lengths
-from .core.model import EncoderLayer
+from .core.model import DecoderLayer, EncoderLayer, count_parameters
 from .core.positional import sinusoidal_encoding_numpy
 from .core.schedule import noam_lr
 from .experiments.ch1_why_attention.paths import counted_path_length
@@ -165,6 +166,27 @@ def check_local_causal_mask(fn: Callable[[int, int], torch.Tensor]) -> Passed:
     return Passed(len(cases), 0.0)
 
 
+def check_attention_weights_memory(fn: Callable[[int, int, int, int, int], int]) -> Passed:
+    """Check ``fn(batch, seq_len, num_heads, num_layers, bytes_per_number)`` -> the bytes the
+    attention weights of ``num_layers`` attention layers take when all are kept for the backward
+    pass: each layer's weights are a (batch, num_heads, seq_len, seq_len) tensor (what
+    ``MultiHeadAttention`` returns with ``need_weights=True``) of ``bytes_per_number``-byte
+    numbers (4 for float32)."""
+    _check_callable(fn)
+    cases = [(1, 1, 1, 1, 4), (2, 10, 3, 1, 4), (3, 7, 5, 6, 8), (5, 3, 1, 2, 2),
+             (1, 2048, 16, 24, 2), (64, 512, 8, 18, 4)]
+    for batch, seq_len, num_heads, num_layers, size in cases:
+        want = num_layers * torch.Size((batch, num_heads, seq_len, seq_len)).numel() * size
+        got = fn(batch, seq_len, num_heads, num_layers, size)
+        if isinstance(got, bool) or not isinstance(got, int | float | np.integer | np.floating):
+            raise AssertionError(f"fn must return a number of bytes; got {type(got).__name__}")
+        if got != want:
+            raise AssertionError(f"fn(batch={batch}, seq_len={seq_len}, num_heads={num_heads}, "
+                                 f"num_layers={num_layers}, bytes_per_number={size}) returned "
+                                 f"{got!r}; the weights take {want} bytes")
+    return Passed(len(cases), 0.0)
+
+
 # --- Chapter 3 ---------------------------------------------------------------------------------
 
 
@@ -300,7 +322,45 @@ def check_encoder_layer_forward(fn: EncoderLayerForward, norm_first: bool = Fals
     return Passed(1, _compare(case, got, expected.numpy(), atol))
 
 
+def check_decoder_layer_parameters(fn: Callable[[int, int], int]) -> Passed:
+    """Check ``fn(d_model, d_ff)`` -> the number of parameters of one :class:`DecoderLayer`
+    (every linear layer with a bias, each LayerNorm with a weight and a bias), against
+    ``count_parameters`` of the package's layer at several sizes, the paper's base size among
+    them. The number of heads does not change the count."""
+    _check_callable(fn)
+    cases = [(512, 2048), (2, 1), (8, 32), (16, 16), (6, 10), (64, 256)]
+    with torch.random.fork_rng(devices=[]):  # building a layer draws its initial weights
+        for d_model, d_ff in cases:
+            want = count_parameters(DecoderLayer(d_model, 2 if d_model % 2 == 0 else 1, d_ff))
+            got = fn(d_model, d_ff)
+            if got != want:
+                raise AssertionError(f"fn(d_model={d_model}, d_ff={d_ff}) returned {got!r}; "
+                                     f"the layer has {want} parameters")
+    return Passed(len(cases), 0.0)
+
+
 # --- Chapter 6 ---------------------------------------------------------------------------------
+
+
+def check_loss_floor(fn: Callable[[int, float], float], atol: float = 1e-9) -> Passed:
+    """Check ``fn(vocab_size, epsilon)`` -> the smallest label-smoothed loss a model can reach
+    (the loss of a model whose output is the smoothed target q itself), against the package's
+    :func:`~transformer_course.core.loss.loss_floor`; ``epsilon`` 0 is plain cross-entropy."""
+    _check_callable(fn)
+    cases = [(13, 0.1), (2, 0.1), (5, 0.5), (37, 0.25), (8000, 0.1), (10, 0.0), (1000, 1e-3)]
+    worst = 0.0
+    for vocab_size, epsilon in cases:
+        want = loss_floor(vocab_size, epsilon)
+        got = fn(vocab_size, epsilon)
+        if isinstance(got, torch.Tensor | np.ndarray) and np.size(got) == 1:
+            got = float(got)
+        if isinstance(got, bool) or not isinstance(got, int | float | np.floating):
+            raise AssertionError(f"fn must return a number; got {type(got).__name__}")
+        if not abs(float(got) - want) <= atol:
+            raise AssertionError(f"fn(vocab_size={vocab_size}, epsilon={epsilon}) returned "
+                                 f"{got!r}; the smallest loss is {want:.10g}")
+        worst = max(worst, abs(float(got) - want))
+    return Passed(len(cases), worst)
 
 
 def check_shift_targets(fn: Callable[[torch.Tensor], tuple[torch.Tensor, torch.Tensor]],
