@@ -131,8 +131,9 @@ lab: $(LAB_INSTALLED)  ## open the chapters in JupyterLab as notebooks (the sett
 serve: book  ## serve the built site on http://127.0.0.1:$(PORT)
 	$(BIN)/python -m http.server $(PORT) --bind 127.0.0.1 --directory _build/html
 
-lint: $(DEV_INSTALLED)  ## check the Python code with ruff and the workflows against GitHub's schema
+lint: $(DEV_INSTALLED)  ## check the Python code (the chapters' cells too) with ruff, and the workflows
 	$(BIN)/ruff check code tests tools bench
+	$(BIN)/python tools/lint_chapters.py $(BOOK)
 	$(BIN)/check-jsonschema --builtin-schema vendor.github-workflows .github/workflows/*.yml
 
 bench: book $(DEV_INSTALLED)  ## run the benchmarks; prints one table and writes _build/bench/results.json

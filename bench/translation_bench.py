@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from transformer_course.experiments.ch7_translation import corpus, data, recipe, studies
+from transformer_course.experiments.ch7_translation import number_corpus, prepared, recipe, studies
 from transformer_course.notebook import set_threads
 
 from .stats import format_table
@@ -24,9 +24,9 @@ BUDGET_S = 60.0  # seconds of training on one thread
 def run_translation_bench(*, quick: bool = False, repeats: int = 3) -> dict:
     """``repeats`` seeds of the chapter's recipe (quick: a tiny corpus and 20 steps)."""
     set_threads(1)
-    split = (data.split_numbers(train=2000, validation=50, test=50) if quick
-             else data.split_numbers())
-    german = corpus.prepare(split)
+    split = (number_corpus.split_numbers(train=2000, validation=50, test=50) if quick
+             else number_corpus.split_numbers())
+    german = prepared.prepare(split)
     training = recipe.RECIPE
     if quick:
         training = replace(training, steps=20, warmup=10, eval_every=10)

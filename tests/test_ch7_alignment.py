@@ -6,7 +6,12 @@ import pytest
 import torch
 
 from transformer_course.core.model import Transformer
-from transformer_course.experiments.ch7_translation import alignment, data, pipeline, recipe
+from transformer_course.experiments.ch7_translation import (
+    alignment,
+    number_corpus,
+    pipeline,
+    recipe,
+)
 
 
 def test_gold_alignment_of_45_crosses():
@@ -49,7 +54,7 @@ def test_links_carry_over_to_bpe_pieces():
 
 @pytest.fixture(scope="module")
 def tiny():
-    corpus = data.make_corpus([45, 97, 1234, 777_777])
+    corpus = number_corpus.make_corpus([45, 97, 1234, 777_777])
     pipe = pipeline.build_pipeline(corpus)
     torch.manual_seed(0)
     model = Transformer(recipe.model_config(len(pipe.source_vocab), len(pipe.target_vocab),

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from transformer_course.experiments.ch7_translation import data, errors, metrics
+from transformer_course.experiments.ch7_translation import errors, metrics, number_corpus
 
 RIGHT = ["fünfundvierzig", "siebenundneunzig", "eintausendzweihundertvierunddreißig"]
 
@@ -55,7 +55,7 @@ def test_scores_report_every_metric():
 @pytest.mark.parametrize("number", [1, 7, 11, 17, 21, 45, 97, 100, 101, 1000, 1001, 1234,
                                     16017, 100000, 101000, 200082, 999999])
 def test_german_reads_back_into_its_number(number):
-    assert errors.german_to_number(data.number_words(number, "de")) == number
+    assert errors.german_to_number(number_corpus.number_words(number, "de")) == number
 
 
 def test_error_classes():

@@ -7,7 +7,12 @@ import pytest
 import torch
 
 from transformer_course import Transformer
-from transformer_course.experiments.ch7_translation import corpus, data, opening_map, recipe
+from transformer_course.experiments.ch7_translation import (
+    number_corpus,
+    opening_map,
+    prepared,
+    recipe,
+)
 
 
 def test_the_stored_map_is_a_distribution_over_the_source_per_target_token():
@@ -50,7 +55,8 @@ def test_the_stored_map_has_an_environment_record():
 
 @pytest.fixture(scope="module")
 def untrained():
-    chapter = corpus.prepare(data.split_numbers(train=300, validation=30, test=30, seed=2))
+    split = number_corpus.split_numbers(train=300, validation=30, test=30, seed=2)
+    chapter = prepared.prepare(split)
     config = recipe.model_config(len(chapter.pipeline.source_vocab),
                                  len(chapter.pipeline.target_vocab))
     torch.manual_seed(0)

@@ -6,18 +6,23 @@ import numpy as np
 import pytest
 
 from transformer_course import paper
-from transformer_course.experiments.ch7_translation import corpus, data, measure, studies
+from transformer_course.experiments.ch7_translation import (
+    number_corpus,
+    prepared,
+    stored_tables,
+    studies,
+)
 
 
 @pytest.fixture(scope="module")
 def small():
-    split = data.split_numbers(train=300, validation=30, test=30, seed=2)
-    return corpus.prepare(split), corpus.prepare(split, 60)
+    split = number_corpus.split_numbers(train=300, validation=30, test=30, seed=2)
+    return prepared.prepare(split), prepared.prepare(split, 60)
 
 
 def test_prepared_sets_are_encoded_from_the_training_vocabulary(small):
     morphemes, bpe = small
-    assert set(morphemes.pairs) == set(corpus.SETS) == set(morphemes.texts)
+    assert set(morphemes.pairs) == set(prepared.SETS) == set(morphemes.texts)
     assert len(morphemes.pairs["train"]) == 300 and len(morphemes.validation()) == 2
     assert len(bpe.pipeline.target_vocab) == 63  # the 60 symbols and the three specials
     assert 0 < studies.tokens_per_target(bpe) and studies.tokens_per_target(morphemes) > 0
@@ -39,7 +44,7 @@ def test_the_group_rule_of_german_numbers():
 
 
 def test_adding_training_numbers_keeps_the_split_clean():
-    split = data.extrapolation_split(500, train=200, validation=20, test=50, high=999)
+    split = number_corpus.extrapolation_split(500, train=200, validation=20, test=50, high=999)
     extra = split.test[:5]
     grown = studies.add_training_numbers(split, extra)
     assert np.isin(extra, grown.train).all() and not np.isin(extra, grown.test).any()
@@ -54,13 +59,13 @@ def test_every_variant_stands_beside_a_row_of_the_papers_table3():
 
 
 def test_precomputed_measurements_cover_the_chapter():
-    measured = measure.stored()
-    assert set(measured) == set(measure.TABLES)
-    assert [row["seed"] for row in measured["MAIN"]] == [0, 1, 2]
+    tables = stored_tables.stored()
+    assert set(tables) == set(stored_tables.TABLES)
+    assert [row["seed"] for row in tables["MAIN"]] == [0, 1, 2]
     assert all(row["test"]["exact_match"] >= 99 and row["test_shapes"]["exact_match"] >= 99
-               for row in measured["MAIN"])
+               for row in tables["MAIN"])
     names = {v.name for v in studies.TABLE3_VARIANTS}
-    assert set(measured["TABLE3_SHORT"]) == names == set(measured["TABLE3_FULL"])
-    assert set(measured["SCHEDULES"]) == {v.name for v in measure.SCHEDULE_VARIANTS}
-    assert set(measured["SEGMENTATION_FULL"]) == {str(t) for t in measure.SEGMENTATIONS}
-    assert all(len(v["exact_uniform"]) == 3 for v in measured["TABLE3_SHORT"].values())
+    assert set(tables["TABLE3_SHORT"]) == names == set(tables["TABLE3_FULL"])
+    assert set(tables["SCHEDULES"]) == {v.name for v in stored_tables.SCHEDULE_VARIANTS}
+    assert set(tables["SEGMENTATION_FULL"]) == {str(t) for t in stored_tables.SEGMENTATIONS}
+    assert all(len(v["exact_uniform"]) == 3 for v in tables["TABLE3_SHORT"].values())

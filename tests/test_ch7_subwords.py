@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course.experiments.ch7_translation import data, subwords
+from transformer_course.experiments.ch7_translation import number_corpus, subwords
 from transformer_course.experiments.ch7_translation.subwords import (
     GermanMorphemes,
     Vocabulary,
@@ -19,12 +19,13 @@ EDGE_CASES = (1, 7, 10, 11, 17, 21, 100, 101, 1000, 1001, 100000, 999999, 101000
 
 def _sample(n: int, seed: int) -> list[int]:
     rng = np.random.default_rng(seed)
-    return [*EDGE_CASES, *rng.integers(1, data.MAX_NUMBER + 1, n).tolist()]
+    return [*EDGE_CASES, *rng.integers(1, number_corpus.MAX_NUMBER + 1, n).tolist()]
 
 
 @pytest.mark.parametrize("number", _sample(200, 0))
 def test_words_and_morphemes_round_trip(number):
-    english, german = data.number_words(number, "en"), data.number_words(number, "de")
+    english = number_corpus.number_words(number, "en")
+    german = number_corpus.number_words(number, "de")
     words, morphemes = WordSegmenter(), GermanMorphemes()
     assert words.join(words.split(english)) == english
     assert morphemes.join(morphemes.split(german)) == german
@@ -52,14 +53,15 @@ def test_words_keep_hyphens_and_commas_as_tokens():
 
 @pytest.fixture(scope="module")
 def bpe() -> subwords.BPESegmenter:
-    corpus = data.make_corpus(data.split_numbers(train=2000, validation=10, test=10).train)
+    split = number_corpus.split_numbers(train=2000, validation=10, test=10)
+    corpus = number_corpus.make_corpus(split.train)
     return subwords.learn_bpe(corpus.target, 80)
 
 
 def test_bpe_is_learned_and_round_trips(bpe):
     assert bpe.vocab_size == 80 and len(bpe.merges()) > 30
     for number in _sample(50, 1):
-        german = data.number_words(number, "de")
+        german = number_corpus.number_words(number, "de")
         assert bpe.join(bpe.split(german)) == german
     english = subwords.learn_bpe(["forty-five", "one hundred and one", "forty-one"], 30)
     text = "one hundred and forty-five"
@@ -75,7 +77,8 @@ def test_german_morphemes_refuse_what_is_not_a_number_word():
 
 
 def test_bpe_is_deterministic(bpe):
-    corpus = data.make_corpus(data.split_numbers(train=2000, validation=10, test=10).train)
+    split = number_corpus.split_numbers(train=2000, validation=10, test=10)
+    corpus = number_corpus.make_corpus(split.train)
     assert subwords.learn_bpe(corpus.target, 80).merges() == bpe.merges()
 
 

@@ -9,7 +9,12 @@ import torch
 
 from transformer_course.core.batching import BOS_ID, EOS_ID, wrap_sources
 from transformer_course.core.decoding import beam_search
-from transformer_course.experiments.ch7_translation import data, pipeline, recipe, translate
+from transformer_course.experiments.ch7_translation import (
+    number_corpus,
+    pipeline,
+    recipe,
+    translate,
+)
 
 
 def test_the_recipe_warms_up_then_decays_to_zero_at_the_last_step():
@@ -23,11 +28,11 @@ def test_the_recipe_warms_up_then_decays_to_zero_at_the_last_step():
 @pytest.fixture(scope="module")
 def trained():
     """A 4,000-pair corpus and a small model trained for 250 steps (about 5 s)."""
-    split = data.split_numbers(train=4000, validation=300, test=300, seed=1)
-    train = data.make_corpus(split.train)
+    split = number_corpus.split_numbers(train=4000, validation=300, test=300, seed=1)
+    train = number_corpus.make_corpus(split.train)
     pipe = pipeline.build_pipeline(train)
     encoded = pipe.encode(train)
-    validation = pipe.encode(data.make_corpus(split.validation_shapes))
+    validation = pipe.encode(number_corpus.make_corpus(split.validation_shapes))
     config = recipe.model_config(len(pipe.source_vocab), len(pipe.target_vocab), d_model=32,
                                  d_ff=64)
     training = replace(recipe.RECIPE, steps=250, warmup=20, peak_lr=5e-3, eval_every=50)
@@ -81,7 +86,7 @@ def test_decoding_and_translating(trained):
     assert result.source == "forty-five" and result.reference == "fünfundvierzig"
     assert result.source_tokens == ("forty", "-", "five")
     with pytest.raises(ValueError, match="target"):  # not silently a word segmentation
-        pipeline.build_pipeline(data.make_corpus([1, 2]), "letters")
+        pipeline.build_pipeline(number_corpus.make_corpus([1, 2]), "letters")
     scores = [h.score for h in result.hypotheses]
     assert scores == sorted(scores, reverse=True) and len(result.hypotheses) >= 4
     src = wrap_sources(pipe.encode_source("forty-five")[None])

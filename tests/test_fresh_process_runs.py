@@ -27,24 +27,25 @@ RUN = textwrap.dedent("""\
         DEFAULT_ABLATIONS, run_ablations)
     from transformer_course.experiments.ch6_training.tasks import TaskConfig, sample_task
     from transformer_course.experiments.ch7_translation import (
-        data, pipeline, recipe, subwords, translate)
+        number_corpus, pipeline, recipe, subwords, translate)
     from transformer_course.notebook import setup_notebook
 
     setup_notebook()
-    split = data.split_numbers(train=800, validation=60, test=60, seed=3)
-    train = data.make_corpus(split.train)
+    split = number_corpus.split_numbers(train=800, validation=60, test=60, seed=3)
+    train = number_corpus.make_corpus(split.train)
     pipe = pipeline.build_pipeline(train)
     bpe = pipeline.build_pipeline(train, 60)
     print("vocab", pipe.source_vocab.tokens, pipe.target_vocab.tokens)
     print("bpe", bpe.target_vocab.tokens)
-    validation = pipe.encode(data.make_corpus(split.validation_shapes))
+    validation = pipe.encode(number_corpus.make_corpus(split.validation_shapes))
     config = recipe.model_config(len(pipe.source_vocab), len(pipe.target_vocab), d_model=16,
                                  num_heads=2, d_ff=32)
     training = replace(recipe.RECIPE, steps=20, warmup=5, batch_size=32, eval_every=10)
     model, result = recipe.train_translation(config, training, pipe.encode(train), validation)
     print("losses", list(result.losses))
     print("checks", [(e.metrics.loss, e.metrics.exact_match) for e in result.evaluations])
-    print("greedy", translate.decode(model, pipe, pipe.encode(data.make_corpus(split.test[:20]))))
+    test = pipe.encode(number_corpus.make_corpus(split.test[:20]))
+    print("greedy", translate.decode(model, pipe, test))
 
     task = TaskConfig("reverse", num_symbols=4, min_len=2, max_len=4)
     held_out = sample_task(task, 30, torch.Generator().manual_seed(7), unique=True)

@@ -1,7 +1,8 @@
 """The teaching edition's page checks, on every chapter it covers: the map is the first figure, the
 reading and run time sit at the top, the lab notes close the chapter, no glue call shows in code a
-reader sees without unfolding it, every figure has alt text that describes it, and every table has
-plain headers and as many cells per row as its header.
+reader sees without unfolding it (and the notebooks collapse the code the site folds), every
+figure has alt text that describes it, and every table has plain headers and as many cells per row
+as its header.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import re
 
 import pytest
 from site_utils import (
+    HTML,
     chapter_numbers,
     code_cell_lines,
     glue_figures,
@@ -63,6 +65,23 @@ def test_no_glue_call_in_visible_code(docname: str) -> None:
                for line in code_cell_lines(source_path(docname).read_text())
                if GLUE_CALL.search(line.text) and not FOLDED & set(line.tags)]
     assert not visible
+
+
+@pytest.mark.parametrize("docname", TEACHING_EDITION)
+def test_code_the_site_folds_is_collapsed_in_the_notebooks_students_open(docname: str) -> None:
+    """The chapter opened as a notebook (the source through jupytext, the site's download): a
+    cell the site removes or folds shows its output and a collapsed source, the rest in full
+    (``:jupyter: {source_hidden: true}`` beside the cell's tags)."""
+    import jupytext
+    import nbformat
+
+    for notebook in (jupytext.read(source_path(docname)),
+                     nbformat.read(HTML / "_sources" / f"{docname}.ipynb", as_version=4)):
+        wrong = [(index, cell.source.splitlines()[:1]) for index, cell in
+                 enumerate(notebook.cells) if cell.cell_type == "code" and
+                 bool(FOLDED & set(cell.metadata.get("tags", [])))
+                 != cell.metadata.get("jupyter", {}).get("source_hidden", False)]
+        assert not wrong
 
 
 @pytest.mark.parametrize("docname", TEACHING_EDITION)

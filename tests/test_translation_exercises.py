@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from transformer_course.exercises import GERMAN_MORPHEMES, Passed, check_bleu
-from transformer_course.experiments.ch7_translation.data import number_words
+from transformer_course.experiments.ch7_translation.number_corpus import number_words
 from transformer_course.experiments.ch7_translation.subwords import GermanMorphemes
 
 

@@ -129,7 +129,7 @@ def declare(module_file: str, name: str, chapters: tuple[int, ...], file: str, c
 # imported when the registry is first read: they import this module, so not before.
 STUDY_MODULES = ("ch2_scaled_dot_product_attention.lr_sweep", "ch3_multi_head_attention.head_rates",
                  "ch5_full_model.norm_warmup", "ch6_training.stored_runs",
-                 "ch7_translation.opening_map", "ch7_translation.measure",
+                 "ch7_translation.opening_map", "ch7_translation.stored_tables",
                  "ch8_real_sentences.stored_models", "ch8_real_sentences.cpu_translator",
                  "ch8_real_sentences.small_writer")
 

@@ -15,10 +15,11 @@
   through depth (``norm_placement``).
 - ``ch6_training``: synthetic tasks (``tasks``), training on them (``task_training``), ablations
   (``ablations``), the recipes (``recipes``).
-- ``ch7_translation``: number words from ``num2words`` split by number (``data``), morphemes and
-  BPE (``subwords``), the tokenised corpus (``pipeline``, ``corpus``), the 600-step recipe
-  (``recipe``), decoding a number (``translate``), the attention map chapter 1 opens with
-  (``opening_map``), exact match, BLEU and chrF (``metrics``), errors
-  (``errors``), gold alignments and their scores (``alignment``), the studies (``studies``) and
-  their precomputed tables (``measured.json``, written and read by ``measure``).
+- ``ch7_translation``: number words from ``num2words`` split by number (``number_corpus``),
+  morphemes and BPE (``subwords``), the tokenised corpus (``pipeline``) and the split prepared
+  as ids (``prepared``), the 600-step recipe (``recipe``), decoding a number (``translate``), the
+  attention map chapter 1 opens with (``opening_map``), exact match, BLEU and chrF
+  (``metrics``), errors (``errors``), gold alignments and their scores (``alignment``), the
+  studies (``studies``) and their precomputed tables (``stored_tables.json``, written and read
+  by ``stored_tables``), and what the page glues and checks (``page``).
 """

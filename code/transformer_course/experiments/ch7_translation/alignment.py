@@ -33,7 +33,7 @@ import torch
 
 from transformer_course.core.model import Transformer
 
-from .data import number_words
+from .number_corpus import number_words
 from .pipeline import EncodedPairs
 from .recipe import pair_batch
 from .subwords import GermanMorphemes, WordSegmenter

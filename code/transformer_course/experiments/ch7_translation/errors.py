@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from num2words import num2words
 
-from .data import MAX_NUMBER
+from .number_corpus import MAX_NUMBER
 from .subwords import GermanMorphemes
 
 DIGITS = {"ein": 1, "eins": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6,

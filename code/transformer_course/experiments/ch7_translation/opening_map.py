@@ -43,7 +43,7 @@ from transformer_course.stored import (
     record_environment,
 )
 
-from . import corpus, data, recipe, translate
+from . import number_corpus, prepared, recipe, translate
 from .pipeline import Pipeline
 
 NUMBER = 45  # "forty-five" -> "fünfundvierzig": the first German token translates the last word
@@ -146,7 +146,7 @@ def train_chapter_model() -> tuple[Transformer, Pipeline]:
     seed_everything()
     set_threads(1)
     torch.use_deterministic_algorithms(True)
-    chapter = corpus.prepare(data.split_numbers())
+    chapter = prepared.prepare(number_corpus.split_numbers())
     config = recipe.model_config(len(chapter.pipeline.source_vocab),
                                  len(chapter.pipeline.target_vocab))
     model, _ = recipe.train_translation(config, replace(recipe.RECIPE, eval_every=50),

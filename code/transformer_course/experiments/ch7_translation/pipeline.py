@@ -10,7 +10,7 @@ import torch
 from transformer_course.core.batching import PAD_ID, pad_sequences
 from transformer_course.core.checks import check_choice
 
-from .data import ParallelCorpus
+from .number_corpus import ParallelCorpus
 from .subwords import (
     BPESegmenter,
     GermanMorphemes,

@@ -23,9 +23,9 @@ from .alignment import (
     piece_of_morpheme,
     project_links,
 )
-from .corpus import TranslationData
-from .data import NumberSplit, make_corpus
 from .metrics import DecoderComparison, compare_decoders, scores
+from .number_corpus import NumberSplit, make_corpus
+from .prepared import TranslationData
 from .recipe import RECIPE, model_config, train_translation
 from .subwords import GermanMorphemes
 from .translate import decode

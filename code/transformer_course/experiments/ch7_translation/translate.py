@@ -24,7 +24,7 @@ from transformer_course.core.masks import padding_mask_from_tokens
 from transformer_course.core.model import Transformer
 from transformer_course.paper import BEAM_SIZE, LENGTH_PENALTY_ALPHA
 
-from .data import number_words
+from .number_corpus import number_words
 from .pipeline import EncodedPairs, Pipeline
 
 

@@ -1,22 +1,23 @@
-"""Regenerate ``measured.json``, chapter 7's precomputed tables, from the package's own functions.
+"""Regenerate ``stored_tables.json``, chapter 7's precomputed tables, from the package's own
+functions.
 
-    python -m transformer_course.experiments.ch7_translation.measure \\
+    python -m transformer_course.experiments.ch7_translation.stored_tables \\
         [--only TABLE3_SHORT,FRENCH] [--seeds 0,1,2] [--out PATH]
 
-One function per table (see :data:`TABLES`) returns exactly what ``measured.json`` stores under
-that name: the same keys, rounding and units; :func:`stored` reads the file back. ``--only``
-recomputes the tables it names and keeps the others as stored; the file is rewritten after each
-table. The whole file costs about 1.2 CPU-hours on one thread (72 CPU-minutes when last made, in
-two processes of one thread each: ``--only`` and ``--out``, then the tables merged); a table's
-cost is in its function's docstring.
+One function per table (see :data:`TABLES`) returns exactly what ``stored_tables.json`` stores
+under that name: the same keys, rounding and units; :func:`stored` reads the file back.
+``--only`` recomputes the tables it names and keeps the others as stored; the file is rewritten
+after each table. The whole file costs about 1.2 CPU-hours on one thread (72 CPU-minutes when
+last made, in two processes of one thread each: ``--only`` and ``--out``, then the tables
+merged); a table's cost is in its function's docstring.
 
-Every run: the chapter's split (``data.split_numbers()``, seed 0), model (``recipe.model_config``)
-and training (``recipe.RECIPE`` with the table's budget) unless a table says otherwise, seeds 0,
-1, 2, one torch thread. Exact match in %, per seed. Seconds are CPU seconds of the training loop
-on a shared 2-core machine (they vary by about 20 % with the load; steps do not). Training is
-deterministic on one machine (same steps, same losses on every rerun); on another CPU, whose
-matrix kernels round differently, each run is a new draw from its seed's distribution, not a
-replay.
+Every run: the chapter's split (``number_corpus.split_numbers()``, seed 0), model
+(``recipe.model_config``) and training (``recipe.RECIPE`` with the table's budget) unless a table
+says otherwise, seeds 0, 1, 2, one torch thread. Exact match in %, per seed. Seconds are CPU
+seconds of the training loop on a shared 2-core machine (they vary by about 20 % with the load;
+steps do not). Training is deterministic on one machine (same steps, same losses on every
+rerun); on another CPU, whose matrix kernels round differently, each run is a new draw from its
+seed's distribution, not a replay.
 
 What chapter 7 quotes from the file is computed once, by :func:`facts` (the page glues its
 numbers), and what the page says about them is checked on the data by :func:`data_claims`
@@ -49,8 +50,8 @@ from transformer_course.stored import (
     record_environment,
 )
 
-from . import corpus, data, metrics, recipe, studies, translate
-from .corpus import TranslationData
+from . import metrics, number_corpus, recipe, studies, translate
+from .prepared import TranslationData, prepare
 from .studies import TABLE3_VARIANTS, Variant
 
 SEEDS = (0, 1, 2)
@@ -65,11 +66,11 @@ BEAM_BUDGETS = (150, 200)  # steps: models stopped before the recipe's ceiling
 FRENCH_BUDGETS = (300, 600)  # steps: the exercise's suggested solution, and the recipe
 DIGIT_PLACE = 100_000  # the extrapolation fixes add numbers per leading (hundred-thousands) digit
 ADDED_ZERO_RATE = 0.3  # the added numbers are drawn like the training numbers (split_numbers)
-STUDY = declare(__file__, "ch7-measured", (7,), "measured.json", "about 1.2 CPU-hours")
+STUDY = declare(__file__, "ch7-stored-tables", (7,), "stored_tables.json", "about 1.2 CPU-hours")
 
 
 def stored(path: Path = STUDY.path) -> dict[str, Any]:
-    """The tables ``measured.json`` holds (name -> table)."""
+    """The tables ``stored_tables.json`` holds (name -> table)."""
     return load(path)
 
 
@@ -114,8 +115,8 @@ def _round(value: float | None, digits: int) -> float | None:
 
 
 def _german(german: TranslationData | None) -> TranslationData:
-    """The chapter's data (``corpus.prepare(data.split_numbers())``) unless given."""
-    return german or corpus.prepare(data.split_numbers())
+    """The chapter's data (``prepare(number_corpus.split_numbers())``) unless given."""
+    return german or prepare(number_corpus.split_numbers())
 
 
 def training(steps: int, seed: int = 0) -> TrainConfig:
@@ -191,7 +192,7 @@ def _segmented(german: TranslationData, target: str | int) -> TranslationData:
     """The chapter's data with another target segmentation (the same texts)."""
     if target == "morphemes":
         return german
-    return corpus.prepare(german.split, target, texts=german.texts)
+    return prepare(german.split, target, texts=german.texts)
 
 
 def segmentation_short(german: TranslationData | None = None, *, seeds: Sequence[int] = SEEDS,
@@ -280,15 +281,17 @@ def main_runs(german: TranslationData | None = None, *, seeds: Sequence[int] = S
     return [main_run(german, seed, steps) for seed in seeds]
 
 
-def numbers_above(split: data.NumberSplit, bound: int, per_digit: int) -> np.ndarray:
+def numbers_above(split: number_corpus.NumberSplit, bound: int, per_digit: int) -> np.ndarray:
     """``per_digit`` numbers at or above ``bound`` for each leading digit there, drawn like the
     training numbers (zero rate 0.3) from outside the test sets; seeded by ``per_digit``."""
-    pool = np.setdiff1d(np.arange(bound, data.MAX_NUMBER + 1),
+    pool = np.setdiff1d(np.arange(bound, number_corpus.MAX_NUMBER + 1),
                         np.union1d(split.test, split.test_shapes), assume_unique=True)
-    digits = sorted({int(x) // DIGIT_PLACE for x in range(bound, data.MAX_NUMBER + 1, DIGIT_PLACE)})
+    digits = sorted({int(x) // DIGIT_PLACE
+                     for x in range(bound, number_corpus.MAX_NUMBER + 1, DIGIT_PLACE)})
     rng = np.random.default_rng([7, per_digit])
-    return np.concatenate([data.draw_numbers(pool[pool // DIGIT_PLACE == digit], per_digit, rng,
-                                             ADDED_ZERO_RATE) for digit in digits])
+    return np.concatenate([number_corpus.draw_numbers(pool[pool // DIGIT_PLACE == digit],
+                                                      per_digit, rng, ADDED_ZERO_RATE)
+                           for digit in digits])
 
 
 def extrapolation_data(cell: ExtrapolationCell, **sizes: int) -> tuple[TranslationData, int]:
@@ -296,14 +299,14 @@ def extrapolation_data(cell: ExtrapolationCell, **sizes: int) -> tuple[Translati
     :func:`numbers_above`, in place of as many training numbers drawn at random (seeded by
     ``per_digit``), so the training size is unchanged. ``sizes``: ``extrapolation_split``'s
     train, validation and test sizes (the chapter's by default)."""
-    split = data.extrapolation_split(cell.bound, **sizes)
+    split = number_corpus.extrapolation_split(cell.bound, **sizes)
     if not cell.per_digit:
-        return corpus.prepare(split), 0
+        return prepare(split), 0
     extra = numbers_above(split, cell.bound, cell.per_digit)
     keep = np.random.default_rng(cell.per_digit).choice(split.train, len(split.train) - len(extra),
                                                          replace=False)
     grown = studies.add_training_numbers(replace(split, train=np.sort(keep)), extra)
-    return corpus.prepare(grown), len(extra)
+    return prepare(grown), len(extra)
 
 
 def extrapolation_scores(model: Transformer, prepared: TranslationData, beam: bool = True,
@@ -329,8 +332,8 @@ def extrapolation(*, seeds: Sequence[int] = SEEDS,
                   cells: Sequence[ExtrapolationCell] = EXTRAPOLATION_CELLS,
                   steps: int = FULL_STEPS, sizes: Mapping[str, int] | None = None,
                   ) -> dict[str, dict[str, list[Any]]]:
-    """EXTRAPOLATION: the recipe trained below a bound (``data.extrapolation_split``) and tested
-    above it, per cell (see :class:`ExtrapolationCell`); keys "<bound> bounded" and
+    """EXTRAPOLATION: the recipe trained below a bound (``number_corpus.extrapolation_split``)
+    and tested above it, per cell (see :class:`ExtrapolationCell`); keys "<bound> bounded" and
     "<bound> +<k>/digit (<numbers added>)" (24 runs, about 18 CPU-minutes). ``sizes``: the
     split's sizes (tests only)."""
     table: dict[str, dict[str, list[Any]]] = {}
@@ -382,11 +385,11 @@ def beam_short_budget(german: TranslationData | None = None, *, seeds: Sequence[
 
 def french(prepared: TranslationData | None = None, *, seeds: Sequence[int] = SEEDS,
            budgets: Sequence[int] = FRENCH_BUDGETS) -> dict[str, dict[str, list[Any]]]:
-    """FRENCH: the exercise, English -> French words (``corpus.prepare(split, "words",
+    """FRENCH: the exercise, English -> French words (``prepare(split, "words",
     target_lang="fr")``) with the recipe at each budget: test exact match, word BLEU on the
     test set, step to 99 %, and the test set's wrong outputs as (number, output, reference)
     (6 runs, about 3.5 CPU-minutes)."""
-    prepared = prepared or corpus.prepare(data.split_numbers(), "words", target_lang="fr")
+    prepared = prepared or prepare(number_corpus.split_numbers(), "words", target_lang="fr")
     table = {}
     for steps in budgets:
         cell: dict[str, list[Any]] = {key: [] for key in (
@@ -412,12 +415,14 @@ def uniform_draw(*, seeds: Sequence[int] = SEEDS, steps: int = FULL_STEPS,
                  sizes: Mapping[str, int] | None = None, small: int = 999,
                  ) -> dict[str, list[Any]]:
     """UNIFORM_DRAW: the recipe trained on numbers drawn uniformly from the training pool
-    (``data.split_numbers(zero_rate=data.UNIFORM)``, the chapter's Exercise 7.4), per seed:
-    exact match on each validation set at the end, on the uniform test set, how many of the
-    numbers 1 .. ``small`` it gets wrong, and its output for 45 (3 runs, about 1.5 CPU-minutes;
-    one validation check, at the end). ``sizes``: the split's sizes (tests only)."""
-    prepared = corpus.prepare(data.split_numbers(zero_rate=data.UNIFORM, **(sizes or {})))
-    below = data.make_corpus(list(range(1, small + 1)))
+    (``number_corpus.split_numbers(zero_rate=number_corpus.UNIFORM)``, the chapter's Exercise
+    7.4), per seed: exact match on each validation set at the end, on the uniform test set, how
+    many of the numbers 1 .. ``small`` it gets wrong, and its output for 45 (3 runs, about 1.5
+    CPU-minutes; one validation check, at the end). ``sizes``: the split's sizes (tests
+    only)."""
+    prepared = prepare(number_corpus.split_numbers(zero_rate=number_corpus.UNIFORM,
+                                                   **(sizes or {})))
+    below = number_corpus.make_corpus(list(range(1, small + 1)))
     below_pairs = prepared.pipeline.encode(below)
     table: dict[str, list[Any]] = {key: [] for key in (
         "validation_uniform", "validation_shapes", "test_exact", "small_wrong", "out_45")}
@@ -492,7 +497,7 @@ def beam_table(tables: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def facts(tables: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """Every number chapter 7 quotes from ``measured.json`` (``tables``, the stored file unless
+    """Every number chapter 7 quotes from ``stored_tables.json`` (``tables``, the stored file unless
     given), by the name of its glue key without the ``ch7-`` prefix, and a few more that the
     chapter's sentences about them rest on (see :func:`data_claims`)."""
     tables = stored() if tables is None else tables
@@ -567,7 +572,7 @@ def facts(tables: Mapping[str, Any] | None = None) -> dict[str, Any]:
         "x-groups-min": min(min(ex[f"{b} bounded"]["test_groups"])
                             for b in (100000, 200000, 500000)),
         "x-added-share": 100 * int(added.split("(")[1].rstrip(")"))
-        / inspect.signature(data.split_numbers).parameters["train"].default,
+        / inspect.signature(number_corpus.split_numbers).parameters["train"].default,
         # the French exercise (FRENCH)
         "fr-exact": _median(fr300["test_exact"]),
         "fr-bleu": _median(fr300["word_bleu"]),
@@ -575,7 +580,7 @@ def facts(tables: Mapping[str, Any] | None = None) -> dict[str, Any]:
 
 
 def data_claims(tables: Mapping[str, Any] | None = None) -> list[DataClaim]:
-    """What chapter 7 says about the stored study ``ch7-measured``, checked on its data
+    """What chapter 7 says about the stored study ``ch7-stored-tables``, checked on its data
     (``tables``, the stored file unless given)."""
     tables = stored() if tables is None else tables
     f = facts(tables)
@@ -599,7 +604,7 @@ def data_claims(tables: Mapping[str, Any] | None = None) -> list[DataClaim]:
     g200 = ex["200000 bounded"]["test_greedy"]
     fr = tables["FRENCH"]
     fr300 = fr["300 steps"]
-    test_size = inspect.signature(data.split_numbers).parameters["test"].default
+    test_size = inspect.signature(number_corpus.split_numbers).parameters["test"].default
     fr_errors = [(out, ref) for seed in fr300["test_wrong"] for _, out, ref in seed]
     stray_et = [out for out, ref in fr_errors if out.replace(" et ", "-") == ref]
     worst_shapes = {peak: {shape: min(sched[f"{shape} {peak}"]["exact_shapes"])
@@ -738,7 +743,7 @@ def data_claims(tables: Mapping[str, Any] | None = None) -> list[DataClaim]:
 
 # -- the file ------------------------------------------------------------------------------------
 
-TABLES: dict[str, Callable[..., Any]] = {  # measured.json's tables
+TABLES: dict[str, Callable[..., Any]] = {  # stored_tables.json's tables
     "TABLE3_SHORT": table3_short, "TABLE3_FULL": table3_full,
     "SEGMENTATION_SHORT": segmentation_short, "SCHEDULES": schedules,
     "SEGMENTATION_FULL": segmentation_full, "MAIN": main_runs, "EXTRAPOLATION": extrapolation,
@@ -752,21 +757,21 @@ OWN_DATA = ("EXTRAPOLATION", "FRENCH", "UNIFORM_DRAW", "BELOW_100000")
 def main(argv: Sequence[str] | None = None) -> None:
     """The command line (see the module's docstring)."""
     parser = argparse.ArgumentParser(
-        prog="python -m transformer_course.experiments.ch7_translation.measure",
+        prog="python -m transformer_course.experiments.ch7_translation.stored_tables",
         description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(TABLES),
                         help="tables to recompute, comma-separated (default: all); the others "
                              "are kept as stored")
     parser.add_argument("--seeds", default="0,1,2", help="seeds, comma-separated")
     parser.add_argument("--out", type=Path, default=STUDY.path,
-                        help="file to write (default: the package's measured.json)")
+                        help="file to write (default: the package's stored_tables.json)")
     args = parser.parse_args(argv)
     seeds = tuple(int(s) for s in args.seeds.split(","))
     if seeds != SEEDS and args.out.resolve() == STUDY.path.resolve():
-        parser.error("measured.json holds seeds 0,1,2: other seeds need --out")
+        parser.error("stored_tables.json holds seeds 0,1,2: other seeds need --out")
     set_threads(1)
     tables = stored()
-    german = corpus.prepare(data.split_numbers())
+    german = prepare(number_corpus.split_numbers())
     for name in args.only.split(","):
         start = time.process_time()
         own = name in OWN_DATA
@@ -776,7 +781,7 @@ def main(argv: Sequence[str] | None = None) -> None:
               file=sys.stderr, flush=True)
     record_environment(args.out)
     if args.out.resolve() == STUDY.path.resolve():
-        check_data_claims("ch7-measured")  # what the chapter says about it still holds
+        check_data_claims("ch7-stored-tables")  # what the chapter says about it still holds
     else:
         failing = [c for c in data_claims(stored(args.out)) if not c.holds]
         for failed in failing:

@@ -5,25 +5,25 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from transformer_course.experiments.ch7_translation import data
+from transformer_course.experiments.ch7_translation import number_corpus
 
 SETS = ("train", "validation", "test", "validation_shapes", "test_shapes")
 
 
 @pytest.fixture(scope="module")
-def split() -> data.NumberSplit:
-    return data.split_numbers(train=5000, validation=500, test=500, seed=3)
+def split() -> number_corpus.NumberSplit:
+    return number_corpus.split_numbers(train=5000, validation=500, test=500, seed=3)
 
 
 def test_number_words_are_num2words():
-    assert data.number_words(45) == "forty-five"
-    assert data.number_words(45, "de") == "fünfundvierzig"
-    assert data.number_words(97, "fr") == "quatre-vingt-dix-sept"
-    assert data.number_words(1234, "de") == "eintausendzweihundertvierunddreißig"
+    assert number_corpus.number_words(45) == "forty-five"
+    assert number_corpus.number_words(45, "de") == "fünfundvierzig"
+    assert number_corpus.number_words(97, "fr") == "quatre-vingt-dix-sept"
+    assert number_corpus.number_words(1234, "de") == "eintausendzweihundertvierunddreißig"
 
 
 def test_pools_partition_the_range():
-    train, validation, test = data.pools(1, 10_000, held_out=0.1, seed=1)
+    train, validation, test = number_corpus.pools(1, 10_000, held_out=0.1, seed=1)
     together = np.concatenate([train, validation, test])
     assert len(together) == 10_000 and len(np.unique(together)) == 10_000
     assert together.min() == 1 and together.max() == 10_000
@@ -38,7 +38,7 @@ def test_split_has_no_number_in_two_sets(split):
         assert len(np.unique(values)) == len(values), a
         for b in SETS[i + 1:]:
             assert not np.intersect1d(values, getattr(split, b)).size, (a, b)
-    train_pool, validation_pool, test_pool = data.pools(seed=3)
+    train_pool, validation_pool, test_pool = number_corpus.pools(seed=3)
     assert np.isin(split.train, train_pool).all()
     assert np.isin(split.validation_shapes, validation_pool).all()
     assert np.isin(split.test, test_pool).all() and np.isin(split.test_shapes, test_pool).all()
@@ -46,24 +46,24 @@ def test_split_has_no_number_in_two_sets(split):
 
 
 def test_split_is_seeded(split):
-    again = data.split_numbers(train=5000, validation=500, test=500, seed=3)
-    other = data.split_numbers(train=5000, validation=500, test=500, seed=4)
+    again = number_corpus.split_numbers(train=5000, validation=500, test=500, seed=3)
+    other = number_corpus.split_numbers(train=5000, validation=500, test=500, seed=4)
     for name in SETS:
         assert np.array_equal(getattr(split, name), getattr(again, name))
         assert not np.array_equal(getattr(split, name), getattr(other, name))
 
 
 def test_zero_rate_controls_the_shapes_drawn():
-    pool = np.arange(1, data.MAX_NUMBER + 1)
-    uniform = data.draw_numbers(pool, 4000, np.random.default_rng(0), zero_rate=0.1)
-    zeros = data.draw_numbers(pool, 4000, np.random.default_rng(0), zero_rate=0.5)
+    pool = np.arange(1, number_corpus.MAX_NUMBER + 1)
+    uniform = number_corpus.draw_numbers(pool, 4000, np.random.default_rng(0), zero_rate=0.1)
+    zeros = number_corpus.draw_numbers(pool, 4000, np.random.default_rng(0), zero_rate=0.5)
     assert abs(np.median(uniform) - 500_000) < 30_000  # 0.1 is the uniform draw
     assert (uniform < 1000).sum() < 20 and (zeros < 1000).sum() > 200
     assert len(np.unique(zeros)) == 4000
 
 
 def test_extrapolation_split_tests_above_the_bound():
-    split = data.extrapolation_split(500_000, train=2000, validation=200, test=200)
+    split = number_corpus.extrapolation_split(500_000, train=2000, validation=200, test=200)
     for name in ("train", "validation", "validation_shapes"):
         assert getattr(split, name).max() < 500_000
     assert split.test.min() >= 500_000 and split.test_shapes.min() >= 500_000
@@ -71,8 +71,8 @@ def test_extrapolation_split_tests_above_the_bound():
 
 
 def test_corpus_pairs_numbers_with_their_words():
-    corpus = data.make_corpus([45, 1234], "en", "de")
+    corpus = number_corpus.make_corpus([45, 1234], "en", "de")
     assert corpus.head() == [(45, "forty-five", "fünfundvierzig"),
                              (1234, "one thousand, two hundred and thirty-four",
                               "eintausendzweihundertvierunddreißig")]
-    assert len(data.make_corpus(np.array([7]), "en", "fr")) == 1
+    assert len(number_corpus.make_corpus(np.array([7]), "en", "fr")) == 1

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .data import NumberSplit, ParallelCorpus, make_corpus
+from .number_corpus import NumberSplit, ParallelCorpus, make_corpus
 from .pipeline import EncodedPairs, Pipeline, build_pipeline
 
 SETS = ("train", "validation", "validation_shapes", "test", "test_shapes")
