@@ -7,8 +7,9 @@ training amplifies them until a run is a new draw. This machine plays other CPUs
 another numeric path (``ATEN_CPU_CAPABILITY=default``, torch's plain kernels;
 ``MKL_CBWR=COMPATIBLE``, MKL's vendor-neutral code) and a simulated CPU
 (``TRANSFORMER_COURSE_DRAW``: every initial weight moved by one float32 ulp), drawn apart from the
-draws the claims' margins were calibrated on. The third setting, a draw on this machine's own
-paths, runs on the oldest torch instead (``tests/test_oldest_torch.py``). Under each, every
+draws the claims' margins were calibrated on. CI runs two of them (``other_cpus.CI_SETTINGS``):
+torch's plain kernels here, MKL's vendor-neutral code on the oldest torch
+(``tests/test_oldest_torch.py``). Under each, every
 chapter's download (``_build/html/_sources/book/*.ipynb``) runs top to bottom in a fresh kernel
 whose working folder is a temporary folder outside the repository, with the build's strictness,
 so every claim the prose makes must hold there too. The glued numbers of each run are kept in
@@ -30,7 +31,8 @@ import run_chapters  # noqa: E402
 import toc_chapters  # noqa: E402
 
 CHAPTERS = toc_chapters.chapters(REPO, notebooks_only=True)
-ON_THIS_TORCH = [name for name in other_cpus.SETTINGS if name != other_cpus.OLDEST_TORCH_SETTING]
+ON_THIS_TORCH = [name for name in other_cpus.CI_SETTINGS
+                 if name != other_cpus.OLDEST_TORCH_SETTING]
 
 pytestmark = pytest.mark.pipeline
 

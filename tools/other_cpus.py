@@ -10,8 +10,12 @@ both ways at once, so three runs of a chapter cover both paths and three draws:
 
 - ``aten-default+draw-1001``: plain kernels and draw 1001;
 - ``mkl-compatible+draw-1002``: MKL's vendor-neutral path and draw 1002;
-- ``draw-1003``: draw 1003 on this machine's own paths. CI runs this one on the oldest torch
-  the package accepts (``tests/test_oldest_torch.py``), a numeric path of its own.
+- ``draw-1003``: draw 1003 on this machine's own paths.
+
+CI (``make check``) runs the first two, one path each, and the second on the oldest torch the
+package accepts (``tests/test_oldest_torch.py``), which rounds in ways of its own: both paths, two
+draws and the oldest torch in two runs of each chapter, inside CI's half hour. The third draw is
+this tool's alone.
 
 Every chapter runs under each, top to bottom in a fresh kernel in a temporary folder, with the
 build's strictness, so every claim must hold on each. ``--only`` takes any of them, or one path
@@ -21,8 +25,8 @@ or draw alone (``aten-default``, ``mkl-compatible``, ``draw-K``; ``+`` joins the
     python tools/other_cpus.py --sources             # their MyST sources, as the build runs them
     python tools/other_cpus.py --only draw-1004,aten-default book/06_training.md
 
-``tests/test_numeric_paths.py`` runs the settings with a numeric path on the downloads, one test
-per chapter and setting. Exits 1 when any chapter fails anywhere.
+``tests/test_numeric_paths.py`` runs CI's setting on this torch on the downloads, one test per
+chapter. Exits 1 when any chapter fails anywhere.
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ PATHS: dict[str, dict[str, str]] = {
 }
 # Draws chosen after the calibration, apart from its own (tests/test_calibration.py checks that).
 SETTINGS = ("aten-default+draw-1001", "mkl-compatible+draw-1002", "draw-1003")
-OLDEST_TORCH_SETTING = "draw-1003"  # the one CI plays on the oldest torch instead
+CI_SETTINGS = SETTINGS[:2]  # what `make check` runs: each numeric path once
+OLDEST_TORCH_SETTING = "mkl-compatible+draw-1002"  # the one of them CI plays on the oldest torch
 
 
 def setting(name: str) -> dict[str, str]:
