@@ -102,7 +102,7 @@ check: book $(DEV_INSTALLED)  ## everything CI runs: every test, the pipeline re
 # Other CPUs, played on this one (tools/other_cpus.py): every chapter's download, claims strict,
 # on three other CPUs, each another draw (every initial weight moved by one float32 ulp:
 # transformer_course/draws.py), two of them on another numeric path as well (torch's plain
-# kernels; MKL's vendor-neutral code). `make check` runs the first two as tests, the second on the
+# kernels; MKL's vendor-neutral code). `make check` runs the last two as tests, the third on the
 # oldest torch (tests/test_numeric_paths.py, tests/test_oldest_torch.py).
 other-cpus: book  ## every chapter, claims strict, on 3 other CPUs this machine can play
 	$(BIN)/python tools/other_cpus.py --jobs $(JOBS)

@@ -7,9 +7,9 @@ training amplifies them until a run is a new draw. This machine plays other CPUs
 another numeric path (``ATEN_CPU_CAPABILITY=default``, torch's plain kernels;
 ``MKL_CBWR=COMPATIBLE``, MKL's vendor-neutral code) and a simulated CPU
 (``TRANSFORMER_COURSE_DRAW``: every initial weight moved by one float32 ulp), drawn apart from the
-draws the claims' margins were calibrated on. CI runs two of them (``other_cpus.CI_SETTINGS``):
-torch's plain kernels here, MKL's vendor-neutral code on the oldest torch
-(``tests/test_oldest_torch.py``). Under each, every
+draws the claims' margins were calibrated on. CI runs two settings (``other_cpus.CI_SETTINGS``):
+MKL's vendor-neutral code and draw 1002 here, draw 1003 on the oldest torch
+(``tests/test_oldest_torch.py``); torch's plain kernels are ``make other-cpus``'. Under each, every
 chapter's download (``_build/html/_sources/book/*.ipynb``) runs top to bottom in a fresh kernel
 whose working folder is a temporary folder outside the repository, with the build's strictness,
 so every claim the prose makes must hold there too. The glued numbers of each run are kept in
