@@ -14,8 +14,8 @@ both ways at once, so three runs of a chapter cover both paths and three draws:
 
 CI (``make check``) runs the last two, the third on the oldest torch the package accepts
 (``tests/test_oldest_torch.py``), which rounds in ways of its own: MKL's vendor-neutral path (the
-one a non-Intel CPU takes), two draws and the oldest torch in two runs of each chapter, inside
-CI's half hour. The first, torch's plain kernels, is this tool's alone.
+one a non-Intel CPU takes), two draws and the oldest torch in two runs of each chapter, a third
+fewer than this tool's (CI's half hour). The first, torch's plain kernels, is this tool's alone.
 
 Every chapter runs under each, top to bottom in a fresh kernel in a temporary folder, with the
 build's strictness, so every claim must hold on each. ``--only`` takes any of them, or one path
