@@ -102,8 +102,8 @@ check: book $(DEV_INSTALLED)  ## everything CI runs: every test, the pipeline re
 # Other CPUs, played on this one (tools/other_cpus.py): every chapter's download, claims strict,
 # on three other CPUs, each another draw (every initial weight moved by one float32 ulp:
 # transformer_course/draws.py), two of them on another numeric path as well (torch's plain
-# kernels; MKL's vendor-neutral code). `make check` runs the last two as tests, the third on the
-# oldest torch (tests/test_numeric_paths.py, tests/test_oldest_torch.py).
+# kernels; MKL's vendor-neutral code). `make check` plays one other CPU (the third setting, on
+# the oldest torch: tests/test_oldest_torch.py); run this before a release.
 other-cpus: book  ## every chapter, claims strict, on 3 other CPUs this machine can play
 	$(BIN)/python tools/other_cpus.py --jobs $(JOBS)
 

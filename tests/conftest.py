@@ -22,8 +22,8 @@ import run_chapters  # noqa: E402
 # one session for that reason). The two that run in fresh environments come after the chapter
 # runs: by then `make check`'s background builds of those environments are done
 # (tests/fresh_envs.py), so no worker waits on the download.
-LONG_FIRST = ("test_numeric_paths.py", "test_oldest_torch.py", "test_student_edition.py",
-              "test_pdf.py", "test_browser.py", "test_binder.py")
+LONG_FIRST = ("test_oldest_torch.py", "test_student_edition.py", "test_pdf.py", "test_browser.py",
+              "test_binder.py")
 
 
 def _order(item: pytest.Item) -> tuple[int, float]:

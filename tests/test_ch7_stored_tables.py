@@ -147,15 +147,16 @@ def test_runs_of_one_configuration_agree_across_tables() -> None:
 
 @pytest.mark.pipeline
 def test_one_stored_cell_remeasured_at_full_size() -> None:
-    """TABLE3_SHORT's "N = 1" (one layer each side, the cheapest variant), seeds 0, 1 and 2: 200
-    steps on the chapter's data. On another CPU (or this one, once the code changed) each run is
-    a new draw, not a replay of the stored one, so the rerun is not compared with the stored
-    values: the table has the stored form, the parameter count (a count) is the stored one, and
-    every seed learns, above the stored models that cannot learn the task (no positions) and
-    short of the ceiling that 200 steps do not reach."""
+    """TABLE3_SHORT's "N = 1" (one layer each side, the cheapest variant), seed 0: 200 steps on
+    the chapter's data. On another CPU (or this one, once the code changed) the run is a new draw,
+    not a replay of the stored one, so the rerun is not compared with the stored values: the table
+    has the stored form, the parameter count (a count) is the stored one, and the model learns,
+    above the stored models that cannot learn the task (no positions) and short of the ceiling
+    that 200 steps do not reach. One seed: seeds 1 and 2 would run the same check twice more,
+    for about 45 s of CI's half hour."""
     german = prepared.prepare(number_corpus.split_numbers())
     variants = [v for v in studies.TABLE3_VARIANTS if v.name == "N = 1"]
-    cell = stored_tables.table3_short(german, variants=variants)["N = 1"]
+    cell = stored_tables.table3_short(german, variants=variants, seeds=(0,))["N = 1"]
     stored = STORED["TABLE3_SHORT"]
     assert keys(cell) == keys(stored["N = 1"])
     assert cell["params"] == stored["N = 1"]["params"]  # a count: exact on any CPU

@@ -5,9 +5,8 @@ end with every claim holding (strict, as the build runs).
 The chapters are written and built against the pinned torch. An older release is one more other
 CPU: its kernels round differently, so a trained number is a new draw, and the claims, calibrated
 to hold for every draw, must hold on it too. It plays one of ``tools/other_cpus.py``'s settings
-as well (a simulated CPU, draw 1003), so that CI's two runs of each chapter cover MKL's
-vendor-neutral path, two draws and the oldest torch (``tests/test_numeric_paths.py`` runs the
-other).
+as well (a simulated CPU, draw 1003), so that this run, the one other CPU CI plays, differs from
+the build's in its numeric path and in its draw (``make other-cpus`` plays three more).
 PyPI's Linux build of an older torch is its CUDA build, with its libraries (about 3.5 GB, from
 90 s to several minutes here, by the network): `make check` starts that download before pytest
 starts (tests/fresh_envs.py).
