@@ -16,14 +16,15 @@ from xdist_groups import pytest_xdist_make_scheduler  # noqa: F401 (the xdist ho
 sys.path.insert(0, str(REPO / "tools"))
 import run_chapters  # noqa: E402
 
-# The longest tests, by module, longest first. pytest-xdist hands tests to its workers in the
+# The longest tests, by module, first. pytest-xdist hands tests to its workers in the
 # order they were collected, so a long test collected late runs alone at the end while the other
 # workers idle; started first, the short tests fill in around it (`make check` runs every test in
-# one session for that reason). The two that run in fresh environments come after the chapter
-# runs: by then `make check`'s background builds of those environments are done
-# (tests/fresh_envs.py), so no worker waits on the download.
-LONG_FIRST = ("test_oldest_torch.py", "test_student_edition.py", "test_pdf.py", "test_browser.py",
-              "test_binder.py")
+# one session for that reason). The two that run in fresh environments come after the editions'
+# and the browsers' (each a few minutes on one worker): by then `make check`'s background builds
+# of those environments (a 3.5 GB download for the oldest torch, on a machine with an empty pip
+# cache) are done (tests/fresh_envs.py), so no worker waits on the network.
+LONG_FIRST = ("test_pdf.py", "test_browser.py", "test_binder.py", "test_oldest_torch.py",
+              "test_student_edition.py")
 
 
 def _order(item: pytest.Item) -> tuple[int, float]:
