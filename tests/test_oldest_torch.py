@@ -51,6 +51,7 @@ def test_every_chapter_runs_to_its_end_on_the_oldest_torch(built_site: None,
     env = {**other_cpus.STRICT, **other_cpus.setting(other_cpus.OLDEST_TORCH_SETTING)}
     done = subprocess.run([str(old_torch_python), str(REPO / "tools" / "run_chapters.py"),
                            "--strict", "--jobs", "2", *[f"--set={k}={v}" for k, v in env.items()],
-                           *chapters], cwd=REPO, capture_output=True, text=True, timeout=1800)
+                           *chapters], cwd=REPO, capture_output=True, text=True, timeout=1800,
+                          env=fresh_envs.environ())
     assert done.returncode == 0, f"on torch {version}:\n{done.stdout}\n{done.stderr[-3000:]}"
     assert done.stdout.count("passed") == len(chapters), done.stdout

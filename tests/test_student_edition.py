@@ -235,7 +235,7 @@ def test_the_student_set_has_no_site_toolchain(student_python: Path) -> None:
     probe = ("import importlib.util as u, json; print(json.dumps({m: u.find_spec(m) is not None "
              f"for m in {SITE_TOOLCHAIN + ('transformer_course', 'jupyterlab', 'jupytext')!r}}}))")
     found = json.loads(subprocess.run([str(student_python), "-c", probe], capture_output=True,
-                                      text=True, check=True).stdout)
+                                      text=True, check=True, env=fresh_envs.environ()).stdout)
     assert found == {**dict.fromkeys(SITE_TOOLCHAIN, False), "transformer_course": True,
                      "jupyterlab": True, "jupytext": True}
 
@@ -248,7 +248,8 @@ def test_the_student_set_opens_the_chapters_as_notebooks(student_python: Path) -
     probe = ("import json, sys, jupytext; print(json.dumps({p: sum(c.cell_type == 'code' for c in "
              "jupytext.read(p).cells) for p in sys.argv[1:]}))")
     found = json.loads(subprocess.run([str(student_python), "-c", probe, *chapters],
-                                      capture_output=True, text=True, check=True).stdout)
+                                      capture_output=True, text=True, check=True,
+                                      env=fresh_envs.environ()).stdout)
     assert len(found) == len(chapters) >= 8 and all(found.values()), found
     prefix = subprocess.run([str(student_python), "-c", "import sys; print(sys.prefix)"],
                             capture_output=True, text=True, check=True).stdout.strip()
@@ -260,7 +261,7 @@ def test_the_set_up_check_passes_in_the_student_set(student_python: Path) -> Non
     """The README's one-line check, in the student set with a non-editable install: every
     check passes, and JupyterLab and jupytext are found (no "note" line)."""
     done = subprocess.run([str(student_python), "-m", "transformer_course.check_setup"],
-                          capture_output=True, text=True, timeout=300)
+                          capture_output=True, text=True, timeout=300, env=fresh_envs.environ())
     assert done.returncode == 0, done.stdout + done.stderr
     assert "FAIL" not in done.stdout and "\nnote " not in done.stdout  # nothing left out
 
@@ -275,7 +276,7 @@ def test_a_student_notebook_runs_to_its_end_with_the_student_set(
         [str(student_python), "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
          "--inplace", "--ExecutePreprocessor.timeout=900", notebook.name],
         cwd=tmp_path, capture_output=True, text=True, timeout=1200,
-        env={**os.environ, "TRANSFORMER_COURSE_STRICT": ""})  # a student's run is not strict
+        env=fresh_envs.environ(TRANSFORMER_COURSE_STRICT=""))  # a student's run is not strict
     assert done.returncode == 0, f"{chapter} stopped:\n{done.stderr[-4000:]}"
     ran = nbformat.read(notebook, as_version=4)
     code = [c for c in ran.cells if c.cell_type == "code"

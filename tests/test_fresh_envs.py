@@ -1,0 +1,34 @@
+"""The processes the fresh-environment tests start (tests/fresh_envs.py) write the bytecode of
+what they import, whatever the shell says: those environments are installed without it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import fresh_envs
+
+
+def _import_in(folder: Path, env: dict[str, str]) -> list[Path]:
+    """Import a new module from ``folder`` in a fresh process; the bytecode files it left."""
+    folder.mkdir()
+    (folder / "probe_module.py").write_text("VALUE = 1\n")
+    subprocess.run([sys.executable, "-c", "import probe_module"], cwd=folder, env=env,
+                   check=True, timeout=60)
+    return list(folder.glob("__pycache__/probe_module.*.pyc"))
+
+
+def test_a_fresh_environment_process_writes_bytecode_the_shell_would_not(tmp_path,
+                                                                          monkeypatch) -> None:
+    monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    assert _import_in(tmp_path / "shell", dict(os.environ)) == []  # what the variable does
+    assert len(_import_in(tmp_path / "fresh", fresh_envs.environ())) == 1
+
+
+def test_the_environment_keeps_the_shells_and_adds_the_extras(monkeypatch) -> None:
+    monkeypatch.setenv("SOME_SETTING", "kept")
+    env = fresh_envs.environ(TRANSFORMER_COURSE_STRICT="")
+    assert env["SOME_SETTING"] == "kept" and env["TRANSFORMER_COURSE_STRICT"] == ""
+    assert env["PATH"] == os.environ["PATH"]
