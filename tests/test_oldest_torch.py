@@ -44,7 +44,7 @@ def test_every_chapter_runs_to_its_end_on_the_oldest_torch(built_site: None,
                                                            old_torch_python: Path) -> None:
     probe = "import torch; print(torch.__version__)"
     version = subprocess.run([str(old_torch_python), "-c", probe], capture_output=True, text=True,
-                             check=True).stdout.strip()
+                             check=True, env=fresh_envs.environ()).stdout.strip()
     assert version.startswith(torch_floor() + "."), version
     chapters = [str(other_cpus.download(source))
                 for source in toc_chapters.chapters(REPO, notebooks_only=True)]
