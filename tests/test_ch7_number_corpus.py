@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from num2words import num2words
 
 from transformer_course.experiments.ch7_translation import number_corpus
 
@@ -20,6 +21,18 @@ def test_number_words_are_num2words():
     assert number_corpus.number_words(45, "de") == "fünfundvierzig"
     assert number_corpus.number_words(97, "fr") == "quatre-vingt-dix-sept"
     assert number_corpus.number_words(1234, "de") == "eintausendzweihundertvierunddreißig"
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_the_faster_writer_writes_what_num2words_writes(lang):
+    # every shape of the range: small numbers, round ones, each group's edges, a random sample,
+    # and numbers past the corpus (written by num2words itself)
+    rng = np.random.default_rng(0)
+    numbers = {*range(0, 1200), *(10 ** k for k in range(7)), *(10 ** k - 1 for k in range(1, 7)),
+               *(int(n) for n in rng.integers(1, number_corpus.MAX_NUMBER + 1, 3000)),
+               100_001, 999_000, 1_000_001, 12_345_678}
+    for n in sorted(numbers):
+        assert number_corpus.number_words(n, lang) == num2words(n, lang=lang), n
 
 
 def test_pools_partition_the_range():

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from transformer_course.experiments.ch7_translation import number_corpus, subwords
+from transformer_course.core.batching import PAD_ID
+from transformer_course.experiments.ch7_translation import number_corpus, pipeline, subwords
 from transformer_course.experiments.ch7_translation.subwords import (
     GermanMorphemes,
     Vocabulary,
@@ -95,3 +96,16 @@ def test_the_german_morphemes_are_a_uniquely_decodable_code():
     assert not subwords.uniquely_decodable([*subwords.GERMAN_MORPHEMES, "s"])  # ein·s = eins
     assert not subwords.uniquely_decodable(["a", "ab", "bc", "c"])  # a·bc = ab·c
     assert subwords.uniquely_decodable(["0", "01", "11"])  # a suffix code
+
+
+def test_a_corpus_is_encoded_row_by_row_and_padded_right():
+    corpus = number_corpus.make_corpus([7, 45, 123_456, 1000])
+    pipe = pipeline.build_pipeline(corpus)
+    encoded = pipe.encode(corpus)
+    for i, (source, target) in enumerate(zip(corpus.source, corpus.target, strict=True)):
+        for ids, row in ((pipe.encode_source(source), encoded.src[i]),
+                         (pipe.encode_target(target), encoded.tgt[i])):
+            assert torch.equal(row[:len(ids)], ids)
+            assert bool((row[len(ids):] == PAD_ID).all())
+    longest = max(len(pipe.encode_target(t)) for t in corpus.target)
+    assert encoded.tgt.shape == (4, longest) and encoded.tgt.dtype == torch.long

@@ -9,9 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from num2words import num2words
-
-from .number_corpus import MAX_NUMBER
+from .number_corpus import MAX_NUMBER, number_words
 from .subwords import GermanMorphemes
 
 DIGITS = {"ein": 1, "eins": 1, "zwei": 2, "drei": 3, "vier": 4, "fünf": 5, "sechs": 6,
@@ -71,7 +69,7 @@ def german_to_number(text: str) -> int | None:
         value = _group(tokens)
     if value is None or not 1 <= value <= MAX_NUMBER:
         return None
-    return value if num2words(value, lang="de") == text else None
+    return value if number_words(value, "de") == text else None
 
 
 def classify_error(number: int, output: str) -> str:
@@ -82,7 +80,7 @@ def classify_error(number: int, output: str) -> str:
     "digits swapped" (the same digits in another order); "wrong <place> digit" (one place
     wrong, e.g. "wrong thousands digit"); "several digits wrong".
     """
-    if output == num2words(number, lang="de"):
+    if output == number_words(number, "de"):
         return "correct"
     value = german_to_number(output)
     if value is None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
-from transformer_course.core.batching import PAD_ID, pad_sequences
+from transformer_course.core.batching import PAD_ID
 from transformer_course.core.checks import check_choice
 
 from .number_corpus import ParallelCorpus
@@ -71,9 +71,15 @@ class Pipeline:
 
     def encode(self, corpus: ParallelCorpus) -> EncodedPairs:
         """Every pair of ``corpus`` as padded ids."""
-        src = pad_sequences([self.encode_source(t) for t in corpus.source])
-        tgt = pad_sequences([self.encode_target(t) for t in corpus.target])
+        src = _padded([self.encode_source(t) for t in corpus.source])
+        tgt = _padded([self.encode_target(t) for t in corpus.target])
         return EncodedPairs(torch.tensor(corpus.numbers, dtype=torch.long), src, tgt)
+
+
+def _padded(rows: list[torch.Tensor]) -> torch.Tensor:
+    """(n_i,) id rows as one (B, max n_i) tensor padded right with PAD_ID (``torch``'s padding:
+    ``core.batching.pad_sequences`` checks every row, which texts from a vocabulary need not)."""
+    return torch.nn.utils.rnn.pad_sequence(rows, batch_first=True, padding_value=PAD_ID)
 
 
 TARGET_KINDS = ("morphemes", "words")

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-from num2words import num2words
 
 from transformer_course.core.model import Transformer, TransformerConfig, count_parameters
 from transformer_course.core.training import TrainConfig, TrainResult
@@ -24,7 +23,7 @@ from .alignment import (
     project_links,
 )
 from .metrics import DecoderComparison, compare_decoders, scores
-from .number_corpus import NumberSplit, make_corpus
+from .number_corpus import NumberSplit, make_corpus, number_words
 from .prepared import TranslationData
 from .recipe import RECIPE, model_config, train_translation
 from .subwords import GermanMorphemes
@@ -171,7 +170,7 @@ def group_rule_holds(numbers: Sequence[int]) -> bool:
     """Whether num2words' German for each number is its groups' German joined by "tausend"
     (with "ein" for a thousands group of one): the rule :func:`german_by_groups` relies on."""
     def de(n: int) -> str:
-        return num2words(n, lang="de") if n else ""
+        return number_words(n, "de") if n else ""
 
     return all(de(n) == (("" if n < 1000 else ("ein" if n // 1000 == 1 else de(n // 1000))
                           + "tausend") + de(n % 1000)) for n in numbers)

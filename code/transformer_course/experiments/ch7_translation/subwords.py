@@ -78,18 +78,20 @@ class GermanMorphemes:
 
     def __init__(self) -> None:
         self.inventory = tuple(sorted(GERMAN_MORPHEMES, key=len, reverse=True))
+        # an alternation tries its branches in order: the longest morpheme that matches wins
+        self._longest = re.compile("|".join(map(re.escape, self.inventory)))
 
     def split(self, text: str) -> list[str]:
         """Morphemes of a German number word (one word, no spaces); ValueError if ``text`` is
         not made of the inventory's morphemes."""
         tokens, i = [], 0
         while i < len(text):
-            match = next((m for m in self.inventory if text.startswith(m, i)), None)
+            match = self._longest.match(text, i)
             if match is None:
                 raise ValueError(f"text must be a German number word made of the morphemes "
                                  f"{GERMAN_MORPHEMES}; got {text!r}, stuck at {text[i:]!r}")
-            tokens.append(match)
-            i += len(match)
+            tokens.append(match.group())
+            i = match.end()
         return tokens
 
     def split_lenient(self, text: str) -> list[str]:
@@ -97,9 +99,10 @@ class GermanMorphemes:
         own (for scoring a model's output, which need not be a number word)."""
         tokens, i = [], 0
         while i < len(text):
-            match = next((m for m in self.inventory if text.startswith(m, i)), text[i])
-            tokens.append(match)
-            i += len(match)
+            match = self._longest.match(text, i)
+            token = match.group() if match else text[i]
+            tokens.append(token)
+            i += len(token)
         return tokens
 
     def join(self, tokens: Sequence[str]) -> str:
