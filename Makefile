@@ -18,7 +18,13 @@ DEV_INSTALLED := $(if $(INSTALLED),$(VENV)/.installed-dev)
 # index named in requirements.txt then costs many minutes. One try is enough on a good network;
 # PIP_RETRIES=5 for a flaky one.
 PIP_RETRIES ?= 0
-PIP_INSTALL = $(BIN)/python -m pip install --quiet --retries $(PIP_RETRIES)
+# pip installs without compiling every module to bytecode: that took about a minute of the
+# reader's two-minute install here, mostly for modules no chapter imports. A module is compiled
+# when first imported and its bytecode kept; so that it is kept, every command below may write it
+# whatever the shell says (with PYTHONDONTWRITEBYTECODE set, every chapter kernel would compile
+# torch's modules again: about 10 s each).
+unexport PYTHONDONTWRITEBYTECODE
+PIP_INSTALL = $(BIN)/python -m pip install --quiet --retries $(PIP_RETRIES) --no-compile
 # The folder holding _config.yml and _toc.yml (tests point this at throwaway books).
 BOOK ?= .
 # What a chapter's execution depends on besides its own cells (tools/build_book.py): folders of
@@ -54,7 +60,7 @@ $(INSTALLED): requirements.txt pyproject.toml
 	  exit 1; }
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) -r requirements.txt
-	$(BIN)/python -m pip install --quiet --no-deps --no-build-isolation -e .
+	$(BIN)/python -m pip install --quiet --no-compile --no-deps --no-build-isolation -e .
 	@touch $@
 
 $(LAB_INSTALLED): binder/requirements.txt $(INSTALLED)

@@ -1,5 +1,6 @@
-"""The processes the fresh-environment tests start (tests/fresh_envs.py) write the bytecode of
-what they import, whatever the shell says: those environments are installed without it."""
+"""The processes the fresh-environment tests start (tests/fresh_envs.py), and those the Makefile's
+targets start, write the bytecode of what they import, whatever the shell says: every
+environment is installed without it (pip --no-compile)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import sys
 from pathlib import Path
 
 import fresh_envs
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _import_in(folder: Path, env: dict[str, str]) -> list[Path]:
@@ -32,3 +35,17 @@ def test_the_environment_keeps_the_shells_and_adds_the_extras(monkeypatch) -> No
     env = fresh_envs.environ(TRANSFORMER_COURSE_STRICT="")
     assert env["SOME_SETTING"] == "kept" and env["TRANSFORMER_COURSE_STRICT"] == ""
     assert env["PATH"] == os.environ["PATH"]
+
+
+def test_the_makefiles_commands_write_bytecode_the_shell_would_not(tmp_path) -> None:
+    # a target of a makefile that includes the course's: its commands get make's environment
+    folder = tmp_path / "probe"
+    folder.mkdir()
+    (folder / "probe_module.py").write_text("VALUE = 1\n")
+    probe = tmp_path / "probe.mk"
+    probe.write_text(f"include {ROOT / 'Makefile'}\n"
+                     f"probe-import:\n\tcd {folder} && {sys.executable} -c 'import probe_module'\n")
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    subprocess.run(["make", "--no-print-directory", "-f", str(probe), "probe-import"], cwd=ROOT,
+                   env=env, check=True, timeout=60, capture_output=True)
+    assert len(list(folder.glob("__pycache__/probe_module.*.pyc"))) == 1
