@@ -19,10 +19,11 @@ DEV_INSTALLED := $(if $(INSTALLED),$(VENV)/.installed-dev)
 # PIP_RETRIES=5 for a flaky one.
 PIP_RETRIES ?= 0
 # pip installs without compiling every module to bytecode: that took about a minute of the
-# reader's two-minute install here, mostly for modules no chapter imports. A module is compiled
-# when first imported and its bytecode kept; so that it is kept, every command below may write it
-# whatever the shell says (with PYTHONDONTWRITEBYTECODE set, every chapter kernel would compile
-# torch's modules again: about 10 s each).
+# reader's two-minute install here, mostly for modules no chapter imports. What the build imports
+# is compiled right after (tools/compile_imports.py, about 30 s), anything else when first
+# imported; so that its bytecode is kept, every command below may write it whatever the shell says
+# (with PYTHONDONTWRITEBYTECODE set, every chapter kernel would compile torch's modules again:
+# about 10 s each).
 unexport PYTHONDONTWRITEBYTECODE
 PIP_INSTALL = $(BIN)/python -m pip install --quiet --retries $(PIP_RETRIES) --no-compile
 # The folder holding _config.yml and _toc.yml (tests point this at throwaway books).
@@ -61,6 +62,7 @@ $(INSTALLED): requirements.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(PIP_INSTALL) -r requirements.txt
 	$(BIN)/python -m pip install --quiet --no-compile --no-deps --no-build-isolation -e .
+	$(BIN)/python tools/compile_imports.py
 	@touch $@
 
 $(LAB_INSTALLED): binder/requirements.txt $(INSTALLED)
