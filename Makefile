@@ -103,7 +103,7 @@ test: book $(DEV_INSTALLED)  ## build the book, then run every test but the pipe
 # The two fresh environments pipeline tests run chapters in (the student set; the oldest torch,
 # a 3.5 GB download) are built in the background while the other tests run (tests/fresh_envs.py).
 # It ends with the 40 slowest tests and their times: where the next minute of CI is to be found.
-check: book $(DEV_INSTALLED)  ## everything CI runs: every test, the pipeline reruns included (about 21 min on 2 cores)
+check: book $(DEV_INSTALLED)  ## everything CI runs: every test, the pipeline reruns included (about 20 min on 2 cores)
 	$(BIN)/python tests/fresh_envs.py --start
 	$(PYTEST) --durations=40
 
