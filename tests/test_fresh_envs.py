@@ -5,6 +5,7 @@ environment is installed without it (pip --no-compile)."""
 from __future__ import annotations
 
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -14,12 +15,17 @@ import fresh_envs
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _import_in(folder: Path, env: dict[str, str]) -> list[Path]:
-    """Import a new module from ``folder`` in a fresh process; the bytecode files it left."""
+IMPORT = [sys.executable, "-c", "import probe_module"]
+
+
+def _import_in(folder: Path, env: dict[str, str], command: list[str] = IMPORT,
+               cwd: Path | None = None) -> list[Path]:
+    """Import a new module from ``folder`` in a fresh process (``command``, run in ``cwd``,
+    defaulting to ``folder``); the bytecode files it left."""
     folder.mkdir()
     (folder / "probe_module.py").write_text("VALUE = 1\n")
-    subprocess.run([sys.executable, "-c", "import probe_module"], cwd=folder, env=env,
-                   check=True, timeout=60)
+    subprocess.run(command, cwd=cwd or folder, env=env, check=True, timeout=60,
+                   capture_output=True)
     return list(folder.glob("__pycache__/probe_module.*.pyc"))
 
 
@@ -39,13 +45,9 @@ def test_the_environment_keeps_the_shells_and_adds_the_extras(monkeypatch) -> No
 
 def test_the_makefiles_commands_write_bytecode_the_shell_would_not(tmp_path) -> None:
     # a target of a makefile that includes the course's: its commands get make's environment
-    folder = tmp_path / "probe"
-    folder.mkdir()
-    (folder / "probe_module.py").write_text("VALUE = 1\n")
-    probe = tmp_path / "probe.mk"
+    folder, probe = tmp_path / "probe", tmp_path / "probe.mk"
     probe.write_text(f"include {ROOT / 'Makefile'}\n"
-                     f"probe-import:\n\tcd {folder} && {sys.executable} -c 'import probe_module'\n")
+                     f"probe-import:\n\tcd {folder} && {shlex.join(IMPORT)}\n")
+    make = ["make", "--no-print-directory", "-f", str(probe), "probe-import"]
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-    subprocess.run(["make", "--no-print-directory", "-f", str(probe), "probe-import"], cwd=ROOT,
-                   env=env, check=True, timeout=60, capture_output=True)
-    assert len(list(folder.glob("__pycache__/probe_module.*.pyc"))) == 1
+    assert len(_import_in(folder, env, make, cwd=ROOT)) == 1

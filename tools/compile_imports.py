@@ -3,9 +3,10 @@
 The Makefile installs the pins without compiling them (``pip --no-compile``): compiling every
 module took about a minute of a two-minute install, mostly for modules nothing here imports.
 Without this step the first chapter kernels of a build would compile torch's modules themselves,
-about 11 s each, two at once, inside the chapters' own times. Importing the course's package (every
-module, so every library a chapter uses) and the build's own tools writes that bytecode here
-instead, in about 15 s; a module imported later is compiled when it is first imported.
+about 11 s each, two at once, inside the chapters' own times. Importing the course's package
+(every module, so every library a chapter uses) and the build's own tools writes that bytecode
+here instead (26-36 s on a fresh environment here); a module imported later is compiled when
+first imported.
 
     python tools/compile_imports.py
 """
