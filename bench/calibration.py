@@ -19,6 +19,7 @@ The draws the CI checks (``tools/other_cpus.py``) are chosen apart from the cali
 from __future__ import annotations
 
 import argparse
+import ast
 import contextlib
 import fcntl
 import json
@@ -29,11 +30,13 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
+import jupytext
+
 from transformer_course import calibration
 from transformer_course.calibration import CALIBRATION_PATH, MIN_DRAWS, RECORD_ENV, Statistic
 from transformer_course.claims import STRICT_ENV
 from transformer_course.draws import DRAW_ENV
-from transformer_course.stored import record_environment
+from transformer_course.stored import environment_path, machine_of, record_environment
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tools"))
@@ -41,7 +44,59 @@ import run_chapters  # noqa: E402
 import toc_chapters  # noqa: E402
 
 NATIVE = "native"
-TRAINED = re.compile(r"\b(claim_trained|observe)\(")  # a chapter with trained statistics
+TRAINED = re.compile(r"(?<!def )\b(claim_trained|observe)\(")  # a call: a trained statistic
+PACKAGE = REPO / "code"
+
+
+def imported_sources(chapter: Path) -> list[Path]:
+    """The package's source files that ``chapter``'s code cells import by name: ``from a.b import
+    c`` gives ``a/b/c.py`` where that is a module, else ``a/b.py`` or ``a/b/__init__.py``."""
+    found = []
+    for cell in jupytext.read(chapter).cells:
+        if cell.cell_type != "code":
+            continue
+        source = "\n".join(line for line in cell.source.splitlines()
+                            if not line.lstrip().startswith(("%", "!")))
+        try:
+            tree = ast.parse(source)
+        except SyntaxError:  # an exercise's unfinished code: it imports nothing
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [f"{node.module}.{alias.name}" for alias in node.names]
+            elif isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            else:
+                continue
+            for name in names:
+                base = PACKAGE.joinpath(*name.split("."))
+                parent = base.parent
+                found += [p for p in (base.with_suffix(".py"), base / "__init__.py",
+                                      parent.with_suffix(".py"), parent / "__init__.py")
+                          if p.is_file()][:1]
+    return found
+
+
+def has_trained_statistics(chapter: Path) -> bool:
+    """Whether ``chapter`` (a MyST source) records a trained statistic: in its own cells, or in a
+    module of the package it imports (each chapter's ``page.py`` makes its claims)."""
+    return any(TRAINED.search(path.read_text(encoding="utf-8"))
+               for path in (chapter, *imported_sources(chapter)))
+
+
+def record_machines(path: Path, ran: set[str], kept: set[str]) -> None:
+    """Write the environment record of the calibration file ``path``, with the machine each of
+    its chapters (``kept``) was calibrated on: this one for those that ``ran``, the previous
+    record's for the others (a file recalibrated a few chapters at a time is made in parts)."""
+    record = environment_path(path)
+    before = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
+    earlier = before.get("machines") or {c: machine_of(before) for c in kept} if before else {}
+    record_environment(path)
+    env = json.loads(record.read_text(encoding="utf-8"))
+    machines = {c: machine_of(env) if c in ran else earlier.get(c, "unrecorded")
+                for c in sorted(kept)}
+    record.write_text(json.dumps({**env, "machines": machines}, indent=1, sort_keys=True) + "\n",
+                      encoding="utf-8")
 
 
 def run_label(draw: int | None) -> str:
@@ -131,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.draws < MIN_DRAWS:
         parser.error(f"--draws must be at least {MIN_DRAWS}; got {args.draws}")
     chapters = [c for c in toc_chapters.chapters(REPO, notebooks_only=True)
-                if TRAINED.search((REPO / c).read_text(encoding="utf-8"))]
+                if has_trained_statistics(REPO / c)]
     wanted = [c.strip() for c in args.chapters.split(",") if c.strip()]
     if wanted:
         chapters = [c for c in chapters if any(c.stem.startswith(w) for w in wanted)]
@@ -151,7 +206,8 @@ def main(argv: list[str] | None = None) -> int:
                      **found}
         document = {"runs": labels, "statistics": dict(sorted(found.items()))}
         args.out.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-        record_environment(args.out)
+        record_machines(args.out, {c.stem for c in chapters},
+                        {stat["chapter"] for stat in found.values()})
     without_room = report(calibration.statistics(args.out))
     print(f"wrote {args.out} ({len(found)} statistics over {len(labels)} runs)")
     for failure in failures:

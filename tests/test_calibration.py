@@ -12,10 +12,11 @@ import textwrap
 import pytest
 from site_utils import CHAPTER_HEADER, REPO
 
-from transformer_course import calibration
+from transformer_course import calibration, stored
 
 sys.path.insert(0, str(REPO / "tools"))
 import other_cpus  # noqa: E402
+import toc_chapters  # noqa: E402
 
 from bench import calibration as runner  # noqa: E402
 
@@ -52,6 +53,48 @@ def test_a_setting_joins_paths_and_a_draw():
     for bad in ("draw-x", "aten", "draw-1+nope"):
         with pytest.raises(ValueError):
             other_cpus.setting(bad)
+
+
+def test_a_chapter_is_calibrated_when_it_or_a_module_it_imports_records_a_trained_statistic(
+        tmp_path):
+    def chapter(name: str, code: str):
+        path = tmp_path / f"{name}.md"
+        path.write_text(CHAPTER_HEADER + f"\n```{{code-cell}} ipython3\n{code}\n```\n")
+        return path
+
+    # the chapter's own cell calls observe
+    assert runner.has_trained_statistics(chapter("own", (
+        "from transformer_course.claims import observe\nobserve('x', 1.0)")))
+    # a chapter's page module makes the trained claims (chapter 7's does)
+    assert runner.has_trained_statistics(chapter("page", (
+        "from transformer_course.experiments.ch7_translation import (\n    page,\n)")))
+    # importing the module that defines claim_trained records nothing
+    assert not runner.has_trained_statistics(chapter("defines", (
+        "from transformer_course.claims import claim, claim_trained\nclaim('t', True)")))
+    # nor do the page's sibling modules, nor an exercise's unfinished code
+    assert not runner.has_trained_statistics(chapter("sibling", (
+        "from transformer_course.experiments.ch7_translation import recipe\nx = [(")))
+
+
+def test_a_file_recalibrated_in_parts_records_where_each_part_was_made(tmp_path):
+    path = tmp_path / "calibration.json"
+    path.write_text("{}")
+    earlier = {"cpu": "AMD EPYC", "cpu_capability": "AVX2", "torch": "2.5.0", "threads": 1}
+    (tmp_path / "calibration.environment.json").write_text(json.dumps(earlier))
+    runner.record_machines(path, {"07_b"}, {"06_a", "07_b"})
+    record = json.loads((tmp_path / "calibration.environment.json").read_text())
+    here = stored.machine_of(stored.environment())
+    assert record["machines"] == {"06_a": "AMD EPYC (AVX2)", "07_b": here}
+    # recalibrating the other part later keeps the first part's machine
+    runner.record_machines(path, {"06_a"}, {"06_a", "07_b"})
+    record = json.loads((tmp_path / "calibration.environment.json").read_text())
+    assert record["machines"] == {"06_a": here, "07_b": here}
+
+
+def test_every_chapter_with_a_trained_claim_is_calibrated():
+    chapters = toc_chapters.chapters(REPO, notebooks_only=True)
+    calibrated = {c.stem[:2] for c in chapters if runner.has_trained_statistics(REPO / c)}
+    assert calibrated == {stat.chapter[:2] for stat in STATISTICS.values()}
 
 
 @pytest.mark.pipeline

@@ -103,11 +103,28 @@ class StoredStudy:
         env = self.environment()
         if "gpu" in env:  # trained and scored on a GPU (the record's CPU only ran Python)
             return f"{env['gpu']}, torch {env['torch'].split('+')[0]}"
-        cpu = " ".join(word for word in env["cpu"].replace("(R)", "").replace("(TM)", "").split()
-                       if word not in ("CPU", "Processor"))
         threads = env["threads"]
-        return (f"{cpu} ({env['cpu_capability']}), torch {env['torch'].split('+')[0]}, "
-                f"{threads} thread{'s' if threads != 1 else ''}")
+        software = (f"torch {env['torch'].split('+')[0]}, "
+                    f"{threads} thread{'s' if threads != 1 else ''}")
+        by_machine: dict[str, list[str]] = {}  # a file made in parts: which part where
+        for part, machine in env.get("machines", {}).items():
+            by_machine.setdefault(_short_cpu(machine), []).append(part)
+        if len(by_machine) > 1:  # parts named by chapter ("07_translation"): "chapter 7"
+            return "; ".join(
+                f"{machine}: chapter{'s' if len(parts) > 1 else ''} "
+                + ", ".join(part.split("_")[0].lstrip("0") for part in parts)
+                for machine, parts in by_machine.items()) + f"; {software}"
+        return f"{_short_cpu(machine_of(env))}, {software}"
+
+
+def machine_of(env: dict[str, Any]) -> str:
+    """A recorded environment's CPU and torch's kernel level ("Intel(R) Xeon(R) (AVX512)")."""
+    return f"{env['cpu']} ({env['cpu_capability']})"
+
+
+def _short_cpu(machine: str) -> str:
+    return " ".join(word for word in machine.replace("(R)", "").replace("(TM)", "").split()
+                    if word not in ("CPU", "Processor"))
 
 
 def declare(module_file: str, name: str, chapters: tuple[int, ...], file: str, cost: str, *,
