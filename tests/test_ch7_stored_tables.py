@@ -123,15 +123,16 @@ def test_the_facts_the_chapter_quotes_come_from_the_stored_tables() -> None:
 def test_a_table_that_no_longer_bears_a_sentence_out_is_caught() -> None:
     changed = copy.deepcopy(STORED)
     changed["MAIN"][0]["beam_changed"] = [1, 0]
-    changed["FRENCH"]["600 steps"]["test_exact"][2] = 99.95
+    changed["FRENCH"]["400 steps"]["test_exact"][2] = 99.95
     failing = [c.text for c in stored_tables.data_claims(changed) if not c.holds]
     assert failing == ["on the recipe's three models beam search changes nothing",
-                       "French: at 600 steps every seed gets every test number right"]
+                       "French: at the recipe's 400 steps every seed gets every test number right"]
 
 
 def test_runs_of_one_configuration_agree_across_tables() -> None:
     """The recipe appears in several tables, each measured separately: its deterministic figures
-    (not its seconds) must be the same wherever it appears."""
+    (not its seconds) must be the same wherever it appears. (MAIN trains the recipe's own 400
+    steps, which no other table does: a schedule decays over its whole budget.)"""
     fields = ("exact_uniform", "exact_shapes", "perplexity", "reached_step")
     short = [STORED["TABLE3_SHORT"]["baseline"], STORED["SEGMENTATION_SHORT"]["morphemes"]]
     full = [STORED["TABLE3_FULL"]["baseline"], STORED["SCHEDULES"]["linear 0.003"]]
@@ -140,9 +141,6 @@ def test_runs_of_one_configuration_agree_across_tables() -> None:
             {f: same[0][f] for f in fields}] * (len(same) - 1)
     reached = STORED["TABLE3_FULL"]["baseline"]["reached_step"]
     assert STORED["SEGMENTATION_FULL"]["morphemes"]["reached_step"] == reached
-    assert [row["reached_step"] for row in STORED["MAIN"]] == reached
-    assert STORED["SEGMENTATION_FULL"]["morphemes"]["test_exact"] == [
-        row["test"]["exact_match"] for row in STORED["MAIN"]]
 
 
 @pytest.mark.pipeline

@@ -17,7 +17,7 @@
   (``ablations``), the recipes (``recipes``).
 - ``ch7_translation``: number words from ``num2words`` split by number (``number_corpus``),
   morphemes and BPE (``subwords``), the tokenised corpus (``pipeline``) and the split prepared
-  as ids (``prepared``), the 600-step recipe (``recipe``), decoding a number (``translate``), the
+  as ids (``prepared``), the 400-step recipe (``recipe``), decoding a number (``translate``), the
   attention map chapter 1 opens with (``opening_map``), exact match, BLEU and chrF
   (``metrics``), errors (``errors``), gold alignments and their scores (``alignment``), the
   studies (``studies``) and their precomputed tables (``stored_tables.json``, written and read

@@ -184,7 +184,8 @@ def curves(result: TrainResult, config: TransformerConfig, training: TrainConfig
     # stored, ch7-stored-tables
     for key in ("main-steps-min", "main-steps-max", "main-seconds-max"):
         glue_number(f"ch7-{key}", facts[key])
-    claim('stored runs "checked every 25 steps"', stored_tables.training(600).eval_every == 25)
+    claim('stored runs "checked every 25 steps"',
+          stored_tables.training(stored_tables.FULL_STEPS).eval_every == 25)
 
 
 def final_scores(report: pd.DataFrame, outputs: Mapping[str, list[str]],

@@ -39,7 +39,7 @@ def model_config(src_vocab_size: int, tgt_vocab_size: int, **changes: object,
 
 
 RECIPE = TrainConfig(  # the chapter's training; Adam, label smoothing: the paper's defaults
-    steps=600,  # a fixed budget (about 25 s on one CPU thread)
+    steps=400,  # a fixed budget; every stored seed reaches 99 % by step 250 (MAIN)
     batch_size=64,  # sentence pairs per update
     peak_lr=3e-3, warmup=50,  # linear warm-up from 0 to peak_lr over 50 steps
     decay="linear",  # then down to 0 at the last step
