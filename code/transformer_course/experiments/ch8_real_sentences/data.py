@@ -83,8 +83,8 @@ def load_bpe(path: Path = BPE) -> Tokenizer:
 
 def encode(tokenizer: Tokenizer, texts: Sequence[str]) -> list[torch.Tensor]:
     """Each text as a 1-D tensor of ids (no BOS or EOS)."""
-    return [torch.tensor(e.ids, dtype=torch.long)
-            for e in tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+    return [torch.tensor(e.ids, dtype=torch.long)  # _fast: without the character offsets
+            for e in tokenizer.encode_batch_fast(list(texts), add_special_tokens=False)]
 
 
 def decode(tokenizer: Tokenizer, ids: torch.Tensor) -> str:

@@ -250,15 +250,17 @@ def run_writer(args: argparse.Namespace) -> None:
 
 
 @torch.no_grad()
-def perplexity(model: DecoderOnly, seqs: list[torch.Tensor], device: str) -> float:
-    """exp(mean next-token cross-entropy) over every token and EOS of ``seqs``."""
+def perplexity(model: DecoderOnly, seqs: list[torch.Tensor], device: str,
+               batch: int = EVAL_BATCH) -> float:
+    """exp(mean next-token cross-entropy) over every token and EOS of ``seqs``, in batches of
+    ``batch`` sequences of similar length."""
     was_training = model.training
     model.eval()
     by_length = sorted(seqs, key=len)  # batches of similar lengths: little padding
     total, count = 0.0, 0
     with torch.no_grad():
-        for start in range(0, len(by_length), EVAL_BATCH):
-            chunk = by_length[start:start + EVAL_BATCH]
+        for start in range(0, len(by_length), batch):
+            chunk = by_length[start:start + batch]
             tokens = wrap_sources(pad_sequences(chunk)).to(device)  # BOS, verse, EOS, padding
             logits = model(tokens[:, :-1]).float()
             loss = nn.functional.cross_entropy(logits.flatten(0, 1), tokens[:, 1:].flatten(),
