@@ -8,7 +8,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from itertools import combinations
 from typing import Any
 
@@ -46,6 +46,13 @@ def writer() -> models.DecoderOnly:
 def words(text: str) -> list[str]:
     """The words of an English text, punctuation dropped."""
     return _WORD.findall(text)
+
+
+@lru_cache(maxsize=2)
+def _word_counts(texts: tuple[str, ...]) -> Counter[str]:
+    """How often each word occurs in ``texts``, counted once for every function below that asks
+    about the same training English (the callers only read it)."""
+    return Counter(w for text in texts for w in words(text))
 
 
 def names(text: str) -> list[str]:
@@ -87,7 +94,7 @@ class ErrorKinds:
 def error_kinds(hypotheses: Sequence[str], references: Sequence[str], sources: Sequence[str],
                 training_english: Sequence[str]) -> ErrorKinds:
     """How the outputs fare on names, common, rare and unseen words, and length."""
-    counts = Counter(w for text in training_english for w in words(text))
+    counts = _word_counts(tuple(training_english))
 
     def lower(lo: int, hi: float) -> Any:
         return lambda text: [w for w in words(text) if w.islower() and lo <= counts[w] <= hi]
@@ -120,7 +127,7 @@ def missed_words(hypotheses: Sequence[str], references: Sequence[str],
     """Where the reference words an output misses fall: the share of every missed word (each
     counted as often as the reference has it beyond the output) in each of
     :data:`MISSED_BANDS`, lower-case words by how often the training English has them."""
-    counts = Counter(w for text in training_english for w in words(text))
+    counts = _word_counts(tuple(training_english))
 
     def band(word: str, named: set[str]) -> str:
         if not word.islower():
@@ -141,7 +148,8 @@ def common_misses_among(hypotheses: Sequence[str], references: Sequence[str],
                         training_english: Sequence[str], most_frequent: int) -> float:
     """Of the missed common words (:func:`missed_words`' first band), the share that are among
     the training English's ``most_frequent`` lower-case words ("the", "and", "of", ...)."""
-    counts = Counter(w for text in training_english for w in words(text) if w.islower())
+    counts = Counter({w: n for w, n in _word_counts(tuple(training_english)).items()
+                      if w.islower()})  # in first-seen order, as most_common's ties need
     top = {w for w, _ in counts.most_common(most_frequent)}
     common = among = 0
     for hyp, ref in zip(hypotheses, references, strict=True):

@@ -128,6 +128,11 @@ def scores(hypotheses: list[str], references: list[str]) -> dict[str, Any]:
             "chrf_signature": str(chrf.get_signature())}
 
 
+def bleu(hypotheses: list[str], references: list[str]) -> float:
+    """sacreBLEU's BLEU alone, as :func:`scores` computes it."""
+    return sacrebleu.metrics.BLEU().corpus_score(hypotheses, [list(references)]).score
+
+
 def average(states: list[dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
     """The mean of checkpoints (the paper's last-five average)."""
     return {name: sum(s[name].float() for s in states) / len(states) for name in states[0]}
