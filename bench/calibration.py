@@ -90,7 +90,7 @@ def record_machines(path: Path, ran: set[str], kept: set[str]) -> None:
     record's for the others (a file recalibrated a few chapters at a time is made in parts)."""
     record = environment_path(path)
     before = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
-    earlier = before.get("machines") or {c: machine_of(before) for c in kept} if before else {}
+    earlier = (before.get("machines") or {c: machine_of(before) for c in kept}) if before else {}
     record_environment(path)
     env = json.loads(record.read_text(encoding="utf-8"))
     machines = {c: machine_of(env) if c in ran else earlier.get(c, "unrecorded")

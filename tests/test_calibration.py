@@ -79,12 +79,14 @@ def test_a_chapter_is_calibrated_when_it_or_a_module_it_imports_records_a_traine
 def test_a_file_recalibrated_in_parts_records_where_each_part_was_made(tmp_path):
     path = tmp_path / "calibration.json"
     path.write_text("{}")
-    earlier = {"cpu": "AMD EPYC", "cpu_capability": "AVX2", "torch": "2.5.0", "threads": 1}
+    earlier = {"cpu": "Zilog Z80", "cpu_capability": "AVX2", "torch": "2.5.0", "threads": 1}
     (tmp_path / "calibration.environment.json").write_text(json.dumps(earlier))
     runner.record_machines(path, {"07_b"}, {"06_a", "07_b"})
     record = json.loads((tmp_path / "calibration.environment.json").read_text())
     here = stored.machine_of(stored.environment())
-    assert record["machines"] == {"06_a": "AMD EPYC (AVX2)", "07_b": here}
+    assert record["machines"] == {"06_a": "Zilog Z80 (AVX2)", "07_b": here}
+    made_on = stored.StoredStudy("calibration", (6, 7), path, "", "").made_on()
+    assert made_on.startswith("Zilog Z80 (AVX2): chapter 6; ") and ": chapter 7; torch" in made_on
     # recalibrating the other part later keeps the first part's machine
     runner.record_machines(path, {"06_a"}, {"06_a", "07_b"})
     record = json.loads((tmp_path / "calibration.environment.json").read_text())
