@@ -30,11 +30,9 @@ from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-import jupytext
-
 from transformer_course import calibration
 from transformer_course.calibration import CALIBRATION_PATH, MIN_DRAWS, RECORD_ENV, Statistic
-from transformer_course.claims import STRICT_ENV
+from transformer_course.claims import STRICT_ENV, environment
 from transformer_course.draws import DRAW_ENV
 from transformer_course.stored import environment_path, machine_of, record_environment
 
@@ -51,8 +49,8 @@ PACKAGE = REPO / "code"
 def imported_sources(chapter: Path) -> list[Path]:
     """The package's source files that ``chapter``'s code cells import by name: ``from a.b import
     c`` gives ``a/b/c.py`` where that is a module, else ``a/b.py`` or ``a/b/__init__.py``."""
-    found = []
-    for cell in jupytext.read(chapter).cells:
+    found: dict[Path, None] = {}  # each once, in the order first imported
+    for cell in run_chapters.read(chapter).cells:
         if cell.cell_type != "code":
             continue
         source = "\n".join(line for line in cell.source.splitlines()
@@ -70,11 +68,12 @@ def imported_sources(chapter: Path) -> list[Path]:
                 continue
             for name in names:
                 base = PACKAGE.joinpath(*name.split("."))
-                parent = base.parent
-                found += [p for p in (base.with_suffix(".py"), base / "__init__.py",
-                                      parent.with_suffix(".py"), parent / "__init__.py")
-                          if p.is_file()][:1]
-    return found
+                source = next((p for p in (base.with_suffix(".py"), base / "__init__.py",
+                                           base.parent.with_suffix(".py"),
+                                           base.parent / "__init__.py") if p.is_file()), None)
+                if source is not None:
+                    found[source] = None
+    return list(found)
 
 
 def has_trained_statistics(chapter: Path) -> bool:
@@ -91,12 +90,9 @@ def record_machines(path: Path, ran: set[str], kept: set[str]) -> None:
     record = environment_path(path)
     before = json.loads(record.read_text(encoding="utf-8")) if record.is_file() else None
     earlier = (before.get("machines") or {c: machine_of(before) for c in kept}) if before else {}
-    record_environment(path)
-    env = json.loads(record.read_text(encoding="utf-8"))
-    machines = {c: machine_of(env) if c in ran else earlier.get(c, "unrecorded")
-                for c in sorted(kept)}
-    record.write_text(json.dumps({**env, "machines": machines}, indent=1, sort_keys=True) + "\n",
-                      encoding="utf-8")
+    here = machine_of(environment())
+    record_environment(path, machines={c: here if c in ran else earlier.get(c, "unrecorded")
+                                       for c in sorted(kept)})
 
 
 def run_label(draw: int | None) -> str:

@@ -199,12 +199,12 @@ def check_data_claims(name: str) -> None:
                          "on the new data: " + "; ".join(str(c) for c in failing))
 
 
-def record_environment(path: Path) -> Path:
-    """Write this process's environment beside the data file ``path`` (its study's record);
-    every regeneration command calls this after writing its data."""
+def record_environment(path: Path, **extra: Any) -> Path:
+    """Write this process's environment beside the data file ``path`` (its study's record), with
+    the fields ``extra``; every regeneration command calls this after writing its data."""
     record = environment_path(path)
-    record.write_text(json.dumps({"recorded": True, **environment()}, indent=1, sort_keys=True)
-                      + "\n", encoding="utf-8")
+    record.write_text(json.dumps({"recorded": True, **environment(), **extra}, indent=1,
+                                 sort_keys=True) + "\n", encoding="utf-8")
     return record
 
 

@@ -737,7 +737,7 @@ def data_claims(tables: Mapping[str, Any] | None = None) -> list[DataClaim]:
                    all(len(w) == round((100 - e) / 100 * test_size)
                        for w, e in zip(fr300["test_wrong"], fr300["test_exact"], strict=True))),
         data_claim("French: at the recipe's 400 steps every seed gets every test number right",
-                   all(e == 100 for e in fr["400 steps"]["test_exact"])),
+                   all(e == 100 for e in fr[f"{FRENCH_BUDGETS[1]} steps"]["test_exact"])),
         data_claim('French: "most often an et where French has a hyphen", with the examples '
                    "quoted", len(stray_et) > len(fr_errors) / 3
                    and any("quatre-vingt et un" in out for out in stray_et)
