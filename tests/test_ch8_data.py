@@ -71,6 +71,12 @@ def test_the_bpe_round_trips_held_out_text_and_keeps_the_special_ids(sets):
             assert data.decode(tokenizer, torch.tensor([BOS_ID, *ids, EOS_ID, PAD_ID])) == text
 
 
+def test_the_stored_bpe_is_what_the_training_books_give(sets):
+    # chapter 8 says so; the learner is deterministic (a fixed merge order), so exact on any CPU
+    texts = [v.english for v in sets["train"]] + [v.spanish for v in sets["train"]]
+    assert data.train_bpe(texts).get_vocab() == data.load_bpe().get_vocab()
+
+
 def test_token_batches_cover_every_row_once_per_epoch_within_the_budget():
     generator = torch.Generator().manual_seed(0)
     lengths = torch.randint(3, 60, (500,), generator=generator).tolist()

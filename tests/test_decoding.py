@@ -171,6 +171,26 @@ def test_stops_once_every_sequence_has_ended(model16):
     assert out[:, 0].eq(BOS).all()
 
 
+def test_a_row_that_has_ended_is_not_run_again():
+    # row 0 ends at once, row 1 after two tokens, row 2 runs to max_len; each call is recorded
+    ends_after = {0: 0, 1: 2, 2: 99}
+    calls = []
+
+    def step(prefix: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+        calls.append(rows.tolist())
+        generated = prefix.shape[1] - 1  # tokens after BOS so far, the same in every row
+        out = torch.full((len(rows), V), -10.0)
+        for i, row in enumerate(rows.tolist()):
+            out[i, EOS if generated >= ends_after[row] else A] = 0.0
+        return out
+
+    out = greedy_decode(step, torch.zeros(3, 1, dtype=torch.long), 6, BOS, EOS)
+    assert out.tolist() == [[BOS, EOS, PAD, PAD, PAD, PAD],
+                            [BOS, A, A, EOS, PAD, PAD],
+                            [BOS, A, A, A, A, A]]
+    assert calls == [[0, 1, 2], [1, 2], [1, 2], [2], [2]]
+
+
 # The KV cache: the same outputs as re-running the decoder over the prefix.
 
 

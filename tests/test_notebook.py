@@ -34,6 +34,7 @@ from transformer_course.notebook import (
 )
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+TOKENIZER_THREADS = ("TOKENIZERS_PARALLELISM", "RAYON_NUM_THREADS")
 GLUE_PREFIX = "application/papermill.record/"
 
 
@@ -56,6 +57,9 @@ def restore_global_state(monkeypatch: pytest.MonkeyPatch):
     deterministic = torch.are_deterministic_algorithms_enabled()
     printoptions = np.get_printoptions()
     monkeypatch.setenv("PYTHONHASHSEED", os.environ.get("PYTHONHASHSEED", "0"))
+    for name in TOKENIZER_THREADS:  # set_threads sets them: restored (or removed) afterwards
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
     with matplotlib.rc_context():
         yield
     torch.set_num_threads(threads)
@@ -281,6 +285,29 @@ def test_set_threads_limits_torch_and_numpy_blas() -> None:
         assert pools and all(p["num_threads"] == 1 for p in pools)
     with pytest.raises(ValueError, match="threads"):
         notebook.set_threads(0)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="counts threads in /proc")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_set_threads_limits_the_tokenizers_pool(threads: int) -> None:
+    # a fresh process, whose tokenizers pool has not started: a batch encoded after set_threads
+    # starts no more threads than it allows (without it, one per core the machine shows)
+    script = textwrap.dedent("""
+        import os, sys
+        from tokenizers import Tokenizer, models, pre_tokenizers
+        from transformer_course.notebook import set_threads
+
+        set_threads(int(sys.argv[1]))
+        tokenizer = Tokenizer(models.WordLevel({"a": 0, "?": 1}, unk_token="?"))
+        tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+        before = len(os.listdir("/proc/self/task"))
+        assert len(tokenizer.encode_batch(["a b a"] * 20000)) == 20000
+        print(len(os.listdir("/proc/self/task")) - before)
+    """)
+    env = {name: value for name, value in os.environ.items() if name not in TOKENIZER_THREADS}
+    started = subprocess.run([sys.executable, "-c", script, str(threads)], env=env, check=True,
+                             capture_output=True, text=True).stdout
+    assert int(started) <= (0 if threads == 1 else threads)
 
 
 @pytest.mark.usefixtures("restore_global_state")

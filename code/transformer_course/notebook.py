@@ -51,12 +51,16 @@ def seed_everything(seed: int = DEFAULT_SEED) -> None:
 
 
 def set_threads(threads: int = DEFAULT_THREADS) -> None:
-    """Use ``threads`` threads in torch and in the BLAS/OpenMP pools NumPy uses (threadpoolctl)."""
+    """Use ``threads`` threads in torch, in the BLAS/OpenMP pools NumPy uses (threadpoolctl) and
+    in the tokenizers library, whose Rust pool otherwise takes every core the machine shows."""
     from threadpoolctl import threadpool_limits
 
     check_int("threads", threads)
     torch.set_num_threads(threads)
     threadpool_limits(limits=threads)
+    # tokenizers reads the first at every call; the second sizes its pool when it first starts
+    os.environ["TOKENIZERS_PARALLELISM"] = "true" if threads > 1 else "false"
+    os.environ["RAYON_NUM_THREADS"] = str(threads)
 
 
 def setup_notebook(seed: int = DEFAULT_SEED, threads: int = DEFAULT_THREADS) -> None:

@@ -146,20 +146,26 @@ def greedy_decode(model: Any, src: torch.Tensor, max_len: int, bos_id: int, eos_
             the decoder over the whole prefix. A step function is called as is.
 
     Returns:
-        (B, L) long, L <= max_len: BOS, tokens, EOS, then padding. Stops once all rows ended.
+        (B, L) long, L <= max_len: BOS, tokens, EOS, then padding. A row that has ended is
+        not run again (padding needs no model), and decoding stops once all rows ended.
     """
-    step, _, pad_id = _prepare(model, src, max_len, bos_id, eos_id, src_mask, pad_id, use_cache)
+    step, cache, pad_id = _prepare(model, src, max_len, bos_id, eos_id, src_mask, pad_id,
+                                   use_cache)
     B = src.shape[0]
-    rows = torch.arange(B, device=src.device)
     out = torch.full((B, 1), bos_id, dtype=torch.long, device=src.device)  # (B, 1)
-    finished = torch.zeros(B, dtype=torch.bool, device=src.device)
+    rows = torch.arange(B, device=src.device)  # (N,) the rows still going, N <= B
     for _ in range(max_len - 1):
-        if bool(finished.all()):
+        if len(rows) == 0:
             break
-        next_token = _next_log_probs(step, out, rows, pad_id).argmax(dim=-1)  # (B,)
-        next_token = next_token.masked_fill(finished, pad_id)
-        out = torch.cat([out, next_token[:, None]], dim=1)  # (B, t + 1)
-        finished |= next_token == eos_id
+        next_token = _next_log_probs(step, out[rows], rows, pad_id).argmax(dim=-1)  # (N,)
+        column = torch.full((B,), pad_id, dtype=torch.long, device=src.device)
+        column[rows] = next_token
+        out = torch.cat([out, column[:, None]], dim=1)  # (B, t + 1)
+        going = next_token != eos_id
+        if not bool(going.all()):
+            rows = rows[going]
+            if cache is not None:
+                cache.reorder(going.nonzero()[:, 0])
     return out
 
 
