@@ -39,7 +39,7 @@ from transformer_course.stored import DataClaim, data_claim, declare
 from . import data
 from .models import translator_config
 from .progress import NoTarget, Progress
-from .stored_models import scores, translate
+from .stored_models import bleu, translate
 
 
 @dataclass(frozen=True)
@@ -132,13 +132,13 @@ def train_cpu_translator(recipe: Recipe = CPU, seed: int = 0, *, progress: bool 
 
     def check(m: nn.Module) -> Any:
         clock["training"] += time.perf_counter() - clock["since"]
-        bleu = scores(translate(m, checked, tokenizer, device), checked.tgt_text)["bleu"]
+        score = bleu(translate(m, checked, tokenizer, device), checked.tgt_text)
         m.train()
-        point = Check(len(stream.history), round(clock["training"], 1), stream.tokens, bleu)
+        point = Check(len(stream.history), round(clock["training"], 1), stream.tokens, score)
         checks.append(point)
         states.append({k: v.detach().cpu().clone() for k, v in m.state_dict().items()})
         shown.say(f"step {point.step}: {point.seconds / 60:.1f} min of training, "
-                  f"{point.tokens / 1e6:.2f} M pieces read, validation BLEU {bleu:.1f}")
+                  f"{point.tokens / 1e6:.2f} M pieces read, validation BLEU {score:.1f}")
         clock["since"] = time.perf_counter()
         return NoTarget()
 
@@ -162,7 +162,7 @@ def bleu_on_test_books(run: Run, device: str = "cpu",
     out = []
     for state in run.states:
         model.load_state_dict(state)
-        out.append(scores(translate(model, test, tokenizer, device), test.tgt_text)["bleu"])
+        out.append(bleu(translate(model, test, tokenizer, device), test.tgt_text))
     return out
 
 

@@ -166,8 +166,7 @@ def run_translator(args: argparse.Namespace) -> None:
         point = {"tokens": stream.tokens, "validation_loss": metrics.loss}
         for name, pairs in held.items():
             few = pairs.spread(args.eval_limit)
-            point[f"{name}_bleu"] = scores(translate(m, few, tokenizer, device),
-                                           few.tgt_text)["bleu"]
+            point[f"{name}_bleu"] = bleu(translate(m, few, tokenizer, device), few.tgt_text)
         curve.append(point)
         last_states.append({k: v.detach().clone() for k, v in m.state_dict().items()})
         del last_states[:-5]
@@ -183,7 +182,7 @@ def run_translator(args: argparse.Namespace) -> None:
     result = train(model, stream, training, loss_fn=loss_fn, check=check)
     for point, evaluation in zip(curve, result.evaluations, strict=True):
         point.update(step=evaluation.step, seconds=evaluation.seconds)
-    final = {name: scores(translate(model, few, tokenizer, device), few.tgt_text)["bleu"]
+    final = {name: bleu(translate(model, few, tokenizer, device), few.tgt_text)
              for name, few in ((n, p.spread(args.eval_limit)) for n, p in held.items())}
     model.load_state_dict(average(last_states))
     args.out.mkdir(parents=True, exist_ok=True)
@@ -312,8 +311,7 @@ def select(args: argparse.Namespace) -> None:
     for record, folder in records:
         model = load_translator(folder / "translator.bin", record["dropout"], device)
         hyps = translate(model, held["validation"], tokenizer, device)
-        candidates.append((scores(hyps, held["validation"].tgt_text)["bleu"], record, folder,
-                           model))
+        candidates.append((bleu(hyps, held["validation"].tgt_text), record, folder, model))
     _, chosen, folder, model = max(candidates, key=lambda c: c[0])
     decoded = {f"{name}_{how}": translate(model, held[name], tokenizer, device, beam=beam,
                                           alpha=alpha)
