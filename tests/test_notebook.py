@@ -172,6 +172,16 @@ def test_glue_table_glues_markdown_for_a_numbered_table(published: list[dict[str
     assert [c.strip() for c in tables[2][2].split("|")[1:-1]] == ["q1", "0.5"]
 
 
+def test_a_pipe_in_a_glued_table_stays_in_its_cell(published: list[dict[str, Any]]) -> None:
+    from markdown_it import MarkdownIt
+
+    glue_table("ch0-pipes", pd.DataFrame({"command": ["run a | b"], "cost": ["1 min"]}))
+    tokens = MarkdownIt("commonmark").enable("table").parse(
+        published[0]["data"][GLUE_PREFIX + "text/markdown"])
+    cells = [t.children[0].content if t.children else "" for t in tokens if t.type == "inline"]
+    assert cells == ["command", "cost", "run a | b", "1 min"]
+
+
 def test_glue_text_glues_words_shown_without_quotes(published: list[dict[str, Any]]) -> None:
     glue_text("ch0-words", "faster than")
     assert published[0]["metadata"]["scrapbook"]["name"] == "ch0-words"

@@ -7,6 +7,7 @@ as its header.
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -15,6 +16,7 @@ from site_utils import (
     chapter_numbers,
     code_cell_lines,
     glue_figures,
+    glue_json_path,
     html_path,
     parse_html,
     source_path,
@@ -28,6 +30,8 @@ FOLDED = {"remove-cell", "remove-input", "hide-input", "hide-cell"}  # code a re
 GLUE_CALL = re.compile(r"\bglue\w*\s*\(")
 FILE_NAME = re.compile(r"^[\w./-]*\.(png|svg|jpe?g|gif)$|^[0-9a-f]{16,}", re.IGNORECASE)
 TUPLE_HEADER = re.compile(r"^\(.*,.*\)$")
+GLUE_TEXT = re.compile(r"\{glue:text\}`(?P<key>[^`:]+)(?::(?P<spec>[^`]*))?`")
+FLOAT_TEXT = re.compile(r"-?\d+\.\d*(e[+-]?\d+)?")
 
 
 @pytest.mark.parametrize("docname", TEACHING_EDITION)
@@ -82,6 +86,19 @@ def test_code_the_site_folds_is_collapsed_in_the_notebooks_students_open(docname
                  bool(FOLDED & set(cell.metadata.get("tags", [])))
                  != cell.metadata.get("jupyter", {}).get("source_hidden", False)]
         assert not wrong
+
+
+@pytest.mark.parametrize("docname", TEACHING_EDITION)
+def test_a_number_quoted_without_a_format_is_a_whole_number(docname: str) -> None:
+    """A glued float shows as Python prints it: a count glued as one reads "0 of 12 runs" as
+    "0.0 of 12.0 runs". So a number the prose quotes with no format spec is glued as an int, and
+    a float carries a spec (``key:.1f``)."""
+    glued = json.loads(glue_json_path(docname).read_text())
+    bare = [f"{role['key']} = {text}"
+            for role in GLUE_TEXT.finditer(source_path(docname).read_text())
+            if not role["spec"]
+            and FLOAT_TEXT.fullmatch(text := glued[role["key"]]["data"]["text/plain"])]
+    assert not bare, f"floats quoted without a format: {bare}"
 
 
 @pytest.mark.parametrize("docname", TEACHING_EDITION)

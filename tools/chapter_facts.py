@@ -139,8 +139,9 @@ def chapter_summary(app: Sphinx, docname: str, doctree: nodes.document | None = 
     :func:`chapter_main_path`)."""
     path = chapter_main_path(app, docname, doctree)
     line = (f"**Reading time:** about {path.minutes} min for the main path ({path.words:,} words "
-            f"at {WORDS_PER_MINUTE} a minute, {path.exhibits} figures and tables, "
-            f"{path.code_lines} lines of code)")
+            f"at {WORDS_PER_MINUTE} a minute, {path.exhibits} figures and tables at "
+            f"{MINUTES_PER_EXHIBIT:g} min each, {path.code_lines} lines of code at "
+            f"{CODE_LINES_PER_MINUTE} a minute)")
     seconds = run_seconds(app, docname)
     if seconds is not None:
         line += (f"; **run time:** {_duration(seconds)} to execute every cell, as measured when "

@@ -219,7 +219,8 @@ def glue_table(key: str, table: Any) -> None:
         raise TypeError(f"table must be a pandas DataFrame; got {type(table).__name__}")
     if not isinstance(table.index, pd.RangeIndex) or table.index.name is not None:
         table = table.reset_index(names=[name or "" for name in table.index.names])
-    cells = table.astype(str)
+    # a "|" would end its cell; Markdown reads the escaped "\|" as the character itself
+    cells = table.astype(str).apply(lambda column: column.str.replace("|", r"\|", regex=False))
     number = r"^[-+\u2212]?[\d,.]+(e[-+]?\d+)?%?M?( \(.*\))?$"
     align = ["right" if cells[c].str.match(number).all() else "left" for c in cells]
     markdown = cells.to_markdown(index=False, disable_numparse=True, colalign=align)

@@ -222,7 +222,7 @@ def studies_table(chapter: int | None = None) -> Any:
         return command.removeprefix("python -m ")
 
     rows = [{"study": s.name, "file": s.path.name, "made on": s.made_on(),
-             "remade by": remade_by(s.command),
-             "cost (one thread)": s.cost.removeprefix("about ")}
+             "remade by": f"`{remade_by(s.command)}`",  # code: the site's typography keeps "--"
+             "cost": s.cost.removeprefix("about ")}
             for s in STUDIES.values() if chapter is None or chapter in s.chapters]
     return pd.DataFrame(rows)

@@ -114,7 +114,7 @@ def studies_quoted(facts: Mapping[str, Any], sizes: Mapping[str, int]) -> None:
           sizes["test"] == sizes["test_shapes"])
 
 
-def departures(config: TransformerConfig, training: TrainConfig, sizes: Mapping[str, int],
+def departures(config: TransformerConfig, training: TrainConfig,
                facts: Mapping[str, Any]) -> None:
     """The model's size and the five places where the recipe departs from the paper's."""
     with torch.random.fork_rng():  # a model only to count, the random stream kept
@@ -129,8 +129,6 @@ def departures(config: TransformerConfig, training: TrainConfig, sizes: Mapping[
                        "tgt-vocab": config.tgt_vocab_size}.items():
         glue_number(f"ch7-{key}", value)
     glue_number("ch7-eval-every", training.eval_every)
-    # "in the studies' 600 steps ... each pair about N times": steps x batch / pairs (counts)
-    glue_number("ch7-epochs", stored_tables.FULL_STEPS * training.batch_size / sizes["train"])
     claim("dropout 0.1 and label smoothing 0.1, as in the paper",
           config.dropout == 0.1 and training.label_smoothing == 0.1)
     claim("post-norm as in the paper, and a linear decay", not config.norm_first

@@ -20,6 +20,7 @@ from transformer_course.core.model import Transformer, count_parameters
 from transformer_course.figures import ch8_real_sentences as plots
 from transformer_course.figures.architecture import plot_architecture, plot_decoder_only
 from transformer_course.notebook import glue_figure, glue_number, glue_table, glue_text
+from transformer_course.paper import BASE_STEPS, WARMUP_STEPS
 from transformer_course.stored import studies_table
 
 from . import analysis, cpu_translator, data, in_browser, models, small_writer, stored_models
@@ -105,6 +106,7 @@ def model_size(tokenizer: Tokenizer, stored: dict[str, Any]) -> None:
     glue_number("ch8-stored-tokens", chosen["curve"][-1]["tokens"] / 1e6)
     glue_number("ch8-stored-minutes", chosen["seconds"] / 60)
     glue_number("ch8-stored-warmup", chosen["warmup"])
+    glue_number("ch8-paper-warmup-pct", 100 * WARMUP_STEPS / BASE_STEPS)  # the base model's
     glue_number("ch8-stored-step-tokens",
                 chosen["curve"][-1]["tokens"] / chosen["steps"] / 1e3)
     # same architecture as the stored model: exact
@@ -142,6 +144,11 @@ def cpu_against_gpu(stored: dict[str, Any]) -> dict[str, Any]:
     glue_number("ch8-cpu-post-norm-bleu", cpu_translator.post_norm_bleu(cpu_study))
     glue_number("ch8-gpu-first-tokens", chosen["curve"][0]["tokens"] / 1e6)
     glue_number("ch8-gpu-first-bleu", chosen["curve"][0]["test_bleu"])
+    glue_number("ch8-gpu-first-steps", chosen["curve"][0]["step"])
+    # stored: "while it was still warming up" (its first check comes before the warm-up ends)
+    claim("the GPU run's first check is inside its warm-up",
+          chosen["curve"][0]["step"] < chosen["warmup"], step=chosen["curve"][0]["step"],
+          warmup=chosen["warmup"])
     # stored (ch8-cpu-translator, ch8-stored-models): what the paragraphs around say of these
     # runs is checked on the studies' data (cpu_translator.data_claims)
     return cpu_study
@@ -435,6 +442,9 @@ def stored_study(stored: dict[str, Any]) -> None:
     glue_table("ch8-stored-studies", studies_table(8).set_index("study"))
     records = stored["candidate_records"]
     replicates = stored["replicates"]
+    verses = {r["eval_limit"] for r in records}
+    claim("the seed-0 runs were scored on one number of verses", len(verses) == 1, verses=verses)
+    glue_number("ch8-replicate-verses", verses.pop())
     glue_table("ch8-replicates", pd.DataFrame({
         "dropout": [r["dropout"] for r in records] + [r["dropout"] for r in replicates],
         "seed": [r["seed"] for r in records] + [r["seed"] for r in replicates],

@@ -64,7 +64,7 @@ from .progress import NoTarget
 HERE = Path(__file__).parent
 STUDY = declare(__file__, "ch8-stored-models", (8,), "stored_models.json",
                 "about 4 GPU-minutes (H100); about 10 hours on a 2-core CPU",
-                args="translator | writer | select (its docstring)",
+                args="{translator,writer,select} (its docstring)",
                 companions=("bpe.json", "translator.bin", "writer.bin"))
 WARMUP = 4000
 BEAM, ALPHA = 4, 0.6
@@ -437,7 +437,8 @@ def data_claims(path: Path = STUDY.path) -> list[DataClaim]:
 def replicates(folders: list[Path]) -> list[dict[str, Any]]:
     """Other seeds of the candidates: their settings and their last checkpoint's BLEU."""
     records = [json.loads((folder / "record.json").read_text()) for folder in folders]
-    return [{key: r[key] for key in ("dropout", "seed", "steps", "final_checkpoint_bleu")}
+    return [{key: r[key] for key in ("dropout", "seed", "steps", "final_checkpoint_bleu",
+                                     "eval_limit")}
             for r in records]
 
 
