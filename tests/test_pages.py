@@ -11,6 +11,7 @@ import json
 import re
 
 import pytest
+import readable_notebook  # tools/, on the path from conftest
 from site_utils import (
     HTML,
     chapter_numbers,
@@ -30,7 +31,6 @@ FOLDED = {"remove-cell", "remove-input", "hide-input", "hide-cell"}  # code a re
 GLUE_CALL = re.compile(r"\bglue\w*\s*\(")
 FILE_NAME = re.compile(r"^[\w./-]*\.(png|svg|jpe?g|gif)$|^[0-9a-f]{16,}", re.IGNORECASE)
 TUPLE_HEADER = re.compile(r"^\(.*,.*\)$")
-GLUE_TEXT = re.compile(r"\{glue:text\}`(?P<key>[^`:]+)(?::(?P<spec>[^`]*))?`")
 FLOAT_TEXT = re.compile(r"-?\d+\.\d*(e[+-]?\d+)?")
 
 
@@ -94,10 +94,10 @@ def test_a_number_quoted_without_a_format_is_a_whole_number(docname: str) -> Non
     "0.0 of 12.0 runs". So a number the prose quotes with no format spec is glued as an int, and
     a float carries a spec (``key:.1f``)."""
     glued = json.loads(glue_json_path(docname).read_text())
-    bare = [f"{role['key']} = {text}"
-            for role in GLUE_TEXT.finditer(source_path(docname).read_text())
-            if not role["spec"]
-            and FLOAT_TEXT.fullmatch(text := glued[role["key"]]["data"]["text/plain"])]
+    bare = [f"{role['text']} = {text}"
+            for role in readable_notebook.ROLE.finditer(source_path(docname).read_text())
+            if role["name"] == "glue:text" and ":" not in role["text"]
+            and FLOAT_TEXT.fullmatch(text := glued[role["text"]]["data"]["text/plain"])]
     assert not bare, f"floats quoted without a format: {bare}"
 
 
