@@ -112,3 +112,14 @@ def test_a_start_symbol_inside_a_hypothesis_shows_in_its_tokens_not_its_text(tra
     assert plain.text == inside.text == "fünfundvierzig"
     assert plain.pieces() == "fünf · und · vier · zig"
     assert inside.pieces() == "fünf · und · vier · <s> · zig"
+
+
+def test_the_reference_leads_at_every_step_exactly_when_greedy_writes_it(trained):
+    model, _, pipe, *_ = trained
+    numbers = number_corpus.split_numbers(train=4000, validation=300, test=300, seed=1).test
+    corpus = number_corpus.make_corpus(numbers)
+    greedy = translate.decode(model, pipe, pipe.encode(corpus))
+    right = [out == reference for out, reference in zip(greedy, corpus.target, strict=True)]
+    leads = [translate.reference_lead(model, pipe, int(n)) for n in numbers]
+    assert 0 < sum(right) < len(right)  # the short run gets some right and some wrong
+    assert [lead > 0 for lead in leads] == right

@@ -250,6 +250,31 @@ def test_a_hidden_source_piece_gets_no_cross_attention():
     torch.testing.assert_close(hidden.cross.sum(dim=1), torch.ones(len(hidden.output_tokens)))
 
 
+def test_the_greedy_margin_is_the_smallest_lead_of_each_choice_over_the_next_piece():
+    """Recomputed without the key-value cache: at each step, run the whole prefix, take the most
+    probable piece (what greedy decoding writes) and its lead over the second."""
+    from transformer_course.core.masks import padding_mask_from_tokens
+    from transformer_course.experiments.ch8_real_sentences import analysis
+
+    tokenizer, model = data.load_bpe(), analysis.translator()
+    source = "Y dijo Dios: Sea la luz."
+    for hidden in (None, 2):
+        ids = torch.tensor([analysis._source_ids(tokenizer, source)])
+        mask = padding_mask_from_tokens(ids, PAD_ID)
+        if hidden is not None:
+            mask[0, 0, hidden] = False
+        prefix, leads = [BOS_ID], []
+        with torch.no_grad():
+            while prefix[-1] != EOS_ID and len(prefix) < models.MAX_LEN:
+                top = model(ids, torch.tensor([prefix]), mask)[0, -1].topk(2)
+                leads.append(float(top.values[0] - top.values[1]))
+                prefix.append(int(top.indices[0]))
+        assert analysis.read(model, tokenizer, source, hidden).output == data.decode(
+            tokenizer, torch.tensor(prefix))
+        assert analysis.greedy_margin(model, tokenizer, source, hidden) == pytest.approx(
+            min(leads), abs=1e-4)
+
+
 def test_a_batch_of_verses_translates_as_each_verse_alone():
     """The masking test translates its verses together (padding masked); each output is the
     one that verse gets on its own, hidden piece or not."""

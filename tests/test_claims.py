@@ -152,6 +152,9 @@ def test_a_trained_claim_needs_a_bound_and_a_key(reader):
     ([100, 110, 140], 50, 200, True),   # padded 80..160
     ([100, 110, 140], 90, 200, False),  # padded span reaches below 90
     ([1.0, 1.0, 1.0], 0.99, None, True),  # a value that never moved
+    ([4, 4, 4], 4, None, False),  # every draw on the bound: the next may fall off it
+    ([0, 0, 0], None, 0, False),
+    ([100, 110, 140], 100, 140, False),  # on the bounds, with a width to pad by
     ([1.0, float("nan")], 0.5, None, False),  # a run that never got there
 ])
 def test_room_means_the_padded_span_lies_inside_the_bounds(values, low, high, room):

@@ -9,7 +9,10 @@ distribution (:func:`transformer_course.claims.observe`), and writes them all to
 :data:`CALIBRATION_PATH`, with the bounds each claim states.
 
 A claim's bounds must leave room beyond the calibrated draws: the range they span, widened on
-each side by :data:`ROOM` times its width, lies inside the bounds (:meth:`Statistic.has_room`).
+each side by :data:`ROOM` times its width, lies inside the bounds, strictly where every draw gave
+the same value (:meth:`Statistic.has_room`). A count that sits at its ceiling in every draw
+("in all four examples") has no room however many draws agree: claim a share over many cases,
+or a margin that moves with the draw (how far the right answer leads), instead.
 ``tests/test_calibration.py`` checks that for every claim, and the build checks that each claim
 still states the bounds it was calibrated with.
 """
@@ -73,10 +76,15 @@ class Statistic:
         return lowest - ROOM * width, highest + ROOM * width
 
     def has_room(self) -> bool:
-        """Whether the padded span lies inside the claim's bounds (and no run gave NaN)."""
+        """Whether the padded span lies inside the claim's bounds (and no run gave NaN). A span
+        of no width must lie strictly inside: where every draw sits on the bound (a count at its
+        ceiling, "all four of four"), padding adds nothing, and the next draw may fall off it."""
         if any(math.isnan(v) for v in self.values):
             return False
         lowest, highest = self.padded()
+        if lowest == highest:
+            return ((self.low is None or self.low < lowest)
+                    and (self.high is None or highest < self.high))
         return ((self.low is None or self.low <= lowest)
                 and (self.high is None or highest <= self.high))
 

@@ -176,3 +176,24 @@ def translate(model: Transformer, pipeline: Pipeline, source: int | str, *,
     maps = model.attention_maps(src, tgt_in, padding_mask_from_tokens(src, PAD_ID))["cross"]
     return Translation(source, tokens, greedy, hypotheses, best,
                        tuple(m[0] for m in maps), reference)
+
+
+@torch.no_grad()
+def reference_lead(model: Transformer, pipeline: Pipeline, number: int) -> float:
+    """How far the reference's next token leads every other token, in logits, at the step where
+    it leads least, with the reference itself as the prefix (teacher forcing; ``</s>`` included).
+
+    Above 0 exactly when greedy decoding writes the reference: each step's most probable token
+    is then the reference's, so the greedy prefix never leaves it. Unlike right or wrong, the lead
+    moves a little from one training draw to the next, so a claim on it can keep room.
+    """
+    source = pipeline.source.split(number_words(number, pipeline.source_lang))
+    target = pipeline.target.split(number_words(number, pipeline.target_lang))
+    src = wrap_sources(pipeline.source_vocab.encode(list(source))[None])  # (1, S)
+    ids = pipeline.target_vocab.encode(list(target)).tolist()
+    tgt_in, tgt_out = torch.tensor([[BOS_ID, *ids]]), torch.tensor([*ids, EOS_ID])  # (1, T), (T,)
+    model.eval()
+    logits = model(src, tgt_in, padding_mask_from_tokens(src, PAD_ID))[0]  # (T, V)
+    chosen = logits.gather(1, tgt_out[:, None])[:, 0]  # (T,)
+    others = logits.scatter(1, tgt_out[:, None], float("-inf")).max(dim=1).values  # (T,)
+    return float((chosen - others).min())

@@ -273,6 +273,30 @@ def read(model: Transformer, tokenizer: Any, source: str,
     return _reading(model, tokenizer, ids, out, hidden)
 
 
+# A greedy choice that leads the next piece by more than this many logits is the same on every
+# CPU: five numeric paths of one machine (torch's kernel levels, MKL's compatible mode, oneDNN
+# capped at AVX2, the oldest torch) moved the page's smallest such lead by under 1e-5.
+GREEDY_MARGIN = 1e-3
+
+
+@torch.no_grad()
+def greedy_margin(model: Transformer, tokenizer: Any, source: str,
+                  hidden: int | None = None) -> float:
+    """How far each greedy choice of :func:`read`'s output leads the next most probable piece, in
+    logits, at the step where it leads least. Where that exceeds what rounding can move a logit,
+    another CPU writes the same output from these weights."""
+    ids = _source_ids(tokenizer, source)
+    [out] = _translate_all(model, [ids], [hidden])
+    src = torch.tensor([ids])  # (1, S)
+    src_mask = padding_mask_from_tokens(src, data.PAD_ID)
+    if hidden is not None:
+        src_mask[0, 0, hidden] = False
+    logits = model(src, out[None, :-1], src_mask)[0]  # (T, V): the step that wrote out[t + 1]
+    chosen = out[1:, None]  # (T, 1)
+    runner_up = logits.scatter(1, chosen, float("-inf")).max(dim=1).values  # (T,)
+    return float((logits.gather(1, chosen)[:, 0] - runner_up).min())
+
+
 @dataclass(frozen=True)
 class Masking:
     """Hiding the source piece an output word attends to most, against hiding another piece."""
