@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from .stats import Budget, format_table
@@ -92,9 +93,10 @@ def budgets(results: dict) -> list[Budget]:
     if cpu:
         rows.append(Budget(f"CPU translator: minutes to {cpu['target_bleu']:g} test BLEU",
                            cpu["minutes_to_target"], cpu["budget_minutes"], "min",
-                           f"{threads(cpu['threads'])}; {cpu['aim_bleu']:g} (the aim) after "
-                           f"{cpu['minutes_to_aim']:.1f} min; last check "
-                           f"{cpu['checks'][-1]['test_bleu']:.1f}"))
+                           f"{threads(cpu['threads'])}; {cpu['aim_bleu']:g} (the aim) "
+                           + (f"after {cpu['minutes_to_aim']:.1f} min"
+                              if math.isfinite(cpu["minutes_to_aim"]) else "not reached")
+                           + f"; last check {cpu['checks'][-1]['test_bleu']:.1f}"))
     decoding = results.get("decoding")
     if decoding:
         from .decoding_bench import cached_over_uncached

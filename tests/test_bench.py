@@ -220,6 +220,7 @@ def test_quick_cpu_translation_section(tmp_path, capsys):
     row = next(b for b in budgets({"cpu_translation": results})
                if b.figure.startswith("CPU translator"))
     assert results["minutes_to_target"] == float("inf") and row.met is False
+    assert results["minutes_to_aim"] == float("inf") and "inf" not in row.note  # "not reached"
     assert "CPU translator, chapter 8" in capsys.readouterr().out
 
 
