@@ -100,3 +100,18 @@ def page(browser: Any) -> Iterator[Any]:
         yield page
     finally:
         context.close()
+
+
+@pytest.fixture(scope="module")
+def untrained_ch7() -> tuple[Any, Any]:
+    """An untrained chapter 7 model (seed 0) and a small split prepared as chapter 7 prepares its
+    own: 300 training, 30 validation and 40 test numbers."""
+    from transformer_course import Transformer
+    from transformer_course.experiments.ch7_translation import number_corpus, prepared, recipe
+
+    split = number_corpus.split_numbers(train=300, validation=30, test=40, seed=2)
+    chapter = prepared.prepare(split)
+    config = recipe.model_config(len(chapter.pipeline.source_vocab),
+                                 len(chapter.pipeline.target_vocab))
+    torch.manual_seed(0)
+    return Transformer(config).eval(), chapter

@@ -12,9 +12,6 @@ from transformer_course import Transformer
 from transformer_course.core.batching import PAD_ID
 from transformer_course.experiments.ch7_translation import (
     masking,
-    number_corpus,
-    prepared,
-    recipe,
 )
 
 
@@ -42,18 +39,8 @@ def test_the_control_word_is_another_word_of_the_number(words, attended, seed):
     assert 1 <= control <= words and control != attended
 
 
-@pytest.fixture(scope="module")
-def small():
-    split = number_corpus.split_numbers(train=300, validation=30, test=40, seed=2)
-    chapter = prepared.prepare(split)
-    config = recipe.model_config(len(chapter.pipeline.source_vocab),
-                                 len(chapter.pipeline.target_vocab))
-    torch.manual_seed(0)
-    return Transformer(config).eval(), chapter
-
-
-def test_a_decoder_that_cannot_read_the_source_changes_nothing_when_a_word_is_hidden(small):
-    model, chapter = small
+def test_a_decoder_that_cannot_read_the_source_changes_nothing_when_a_word_is_hidden(untrained_ch7):
+    model, chapter = untrained_ch7
     deaf = Transformer(model.config).eval()
     deaf.load_state_dict(model.state_dict())
     with torch.no_grad():
@@ -67,8 +54,8 @@ def test_a_decoder_that_cannot_read_the_source_changes_nothing_when_a_word_is_hi
     assert shares.changed == shares.only_first == shares.control == 0.0
 
 
-def test_a_decoder_that_reads_the_source_can_change_when_a_word_is_hidden(small):
-    model, chapter = small
+def test_a_decoder_that_reads_the_source_can_change_when_a_word_is_hidden(untrained_ch7):
+    model, chapter = untrained_ch7
     shares = masking.masking_shares(model, chapter)
     assert 0 < shares.numbers <= len(chapter.texts["test"].source)
     assert 0.0 <= shares.only_first <= shares.changed <= 1.0

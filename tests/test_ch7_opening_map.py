@@ -6,12 +6,8 @@ import copy
 import pytest
 import torch
 
-from transformer_course import Transformer
 from transformer_course.experiments.ch7_translation import (
-    number_corpus,
     opening_map,
-    prepared,
-    recipe,
 )
 
 
@@ -53,18 +49,9 @@ def test_the_stored_map_has_an_environment_record():
     assert record["recorded"] is True and record["threads"] == 1
 
 
-@pytest.fixture(scope="module")
-def untrained():
-    split = number_corpus.split_numbers(train=300, validation=30, test=30, seed=2)
-    chapter = prepared.prepare(split)
-    config = recipe.model_config(len(chapter.pipeline.source_vocab),
-                                 len(chapter.pipeline.target_vocab))
-    torch.manual_seed(0)
-    return Transformer(config).eval(), chapter.pipeline
-
-
-def test_opening_map_of_any_model_has_the_stored_form(untrained):
-    model, pipeline = untrained
+def test_opening_map_of_any_model_has_the_stored_form(untrained_ch7):
+    model, chapter = untrained_ch7
+    pipeline = chapter.pipeline
     fresh = opening_map.opening_map(model, pipeline, 45)
     assert fresh["source"] == ["<s>", "forty", "-", "five", "</s>"]
     assert fresh["target"][-1] == "</s>"

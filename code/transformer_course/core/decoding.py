@@ -291,3 +291,12 @@ def sequence_log_prob(model: Any, src: torch.Tensor, tokens: torch.Tensor, eos_i
         total += torch.where(active, log_probs[rows, tokens[:, t]], 0.0)
         active &= tokens[:, t] != eos_id
     return total
+
+
+def smallest_lead(logits: torch.Tensor, tokens: torch.Tensor) -> float:
+    """How far each token leads every other in its row of logits, at the row where it leads
+    least: ``logits`` (T, V), ``tokens`` (T,). Above 0 exactly when every token is its row's most
+    probable one, the token greedy decoding picks."""
+    chosen = logits.gather(1, tokens[:, None])[:, 0]  # (T,)
+    others = logits.scatter(1, tokens[:, None], float("-inf")).max(dim=1).values  # (T,)
+    return float((chosen - others).min())

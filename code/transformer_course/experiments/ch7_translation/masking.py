@@ -102,12 +102,12 @@ def masking_shares(model: Transformer, data: TranslationData, set_name: str = "t
     control = torch.tensor([_other_word(n, a, rng)
                             for n, a in zip(words, attended.tolist(), strict=True)])
     max_len = min(pairs.tgt.shape[1] + 2 + extra_len, model.config.max_len)
-    outputs = {}
+    morphemes, outputs = GermanMorphemes().split, {}
     for name, hidden in (("as is", None), ("attended", attended), ("control", control)):
         mask = keep.clone()
         if hidden is not None:
             mask[torch.arange(len(src)), 0, hidden] = False
-        outputs[name] = [GermanMorphemes().split(data.pipeline.decode_target(row))
+        outputs[name] = [morphemes(data.pipeline.decode_target(row))
                          for row in _decode(model, src, mask, max_len, chunk)]
     counted = [b for b in range(len(src)) if words[b] >= 2]
     before = outputs["as is"]

@@ -19,6 +19,7 @@ from transformer_course.core.decoding import (
     greedy_decode,
     length_penalty,
     model_step_function,
+    smallest_lead,
 )
 from transformer_course.core.masks import padding_mask_from_tokens
 from transformer_course.core.model import Transformer
@@ -193,7 +194,4 @@ def reference_lead(model: Transformer, pipeline: Pipeline, number: int) -> float
     ids = pipeline.target_vocab.encode(list(target)).tolist()
     tgt_in, tgt_out = torch.tensor([[BOS_ID, *ids]]), torch.tensor([*ids, EOS_ID])  # (1, T), (T,)
     model.eval()
-    logits = model(src, tgt_in, padding_mask_from_tokens(src, PAD_ID))[0]  # (T, V)
-    chosen = logits.gather(1, tgt_out[:, None])[:, 0]  # (T,)
-    others = logits.scatter(1, tgt_out[:, None], float("-inf")).max(dim=1).values  # (T,)
-    return float((chosen - others).min())
+    return smallest_lead(model(src, tgt_in, padding_mask_from_tokens(src, PAD_ID))[0], tgt_out)

@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import torch
 
-from transformer_course.core.decoding import greedy_decode
+from transformer_course.core.decoding import greedy_decode, smallest_lead
 from transformer_course.core.masks import padding_mask_from_tokens
 from transformer_course.core.model import Transformer
 
@@ -232,6 +232,16 @@ def _source_ids(tokenizer: Any, source: str) -> list[int]:
     return [data.BOS_ID, *tokenizer.encode(source, add_special_tokens=False).ids, data.EOS_ID]
 
 
+def _source_mask(src: torch.Tensor, hidden: Sequence[int | None]) -> torch.Tensor:
+    """The padding mask of ``src`` (B, S) -> (B, 1, S), with row i's position ``hidden[i]``
+    hidden too where given."""
+    src_mask = padding_mask_from_tokens(src, data.PAD_ID)
+    for row, position in enumerate(hidden):
+        if position is not None:
+            src_mask[row, 0, position] = False
+    return src_mask
+
+
 @torch.no_grad()
 def _translate_all(model: Transformer, sources: Sequence[list[int]],
                    hidden: Sequence[int | None]) -> list[torch.Tensor]:
@@ -240,10 +250,7 @@ def _translate_all(model: Transformer, sources: Sequence[list[int]],
     it gets alone (up to the rounding of a larger product)."""
     src = torch.nn.utils.rnn.pad_sequence([torch.tensor(ids) for ids in sources],
                                           batch_first=True, padding_value=data.PAD_ID)
-    src_mask = padding_mask_from_tokens(src, data.PAD_ID)
-    for row, position in enumerate(hidden):
-        if position is not None:
-            src_mask[row, 0, position] = False
+    src_mask = _source_mask(src, hidden)
     out = greedy_decode(model, src, models.MAX_LEN, data.BOS_ID, data.EOS_ID, src_mask=src_mask,
                         pad_id=data.PAD_ID)
     return [row[:int((row != data.PAD_ID).sum())] for row in out]
@@ -253,10 +260,7 @@ def _translate_all(model: Transformer, sources: Sequence[list[int]],
 def _reading(model: Transformer, tokenizer: Any, ids: list[int], out: torch.Tensor,
              hidden: int | None) -> Reading:
     src = torch.tensor([ids])
-    src_mask = padding_mask_from_tokens(src, data.PAD_ID)
-    if hidden is not None:
-        src_mask[0, 0, hidden] = False
-    maps = model.attention_maps(src, out[None, :-1], src_mask)
+    maps = model.attention_maps(src, out[None, :-1], _source_mask(src, [hidden]))
     cross = maps["cross"][-1][0].mean(dim=0)  # (T, S)
     pieces = [tokenizer.id_to_token(int(i)) for i in out[1:]]
     return Reading([tokenizer.id_to_token(i) for i in ids], pieces,
@@ -288,13 +292,8 @@ def greedy_margin(model: Transformer, tokenizer: Any, source: str,
     ids = _source_ids(tokenizer, source)
     [out] = _translate_all(model, [ids], [hidden])
     src = torch.tensor([ids])  # (1, S)
-    src_mask = padding_mask_from_tokens(src, data.PAD_ID)
-    if hidden is not None:
-        src_mask[0, 0, hidden] = False
-    logits = model(src, out[None, :-1], src_mask)[0]  # (T, V): the step that wrote out[t + 1]
-    chosen = out[1:, None]  # (T, 1)
-    runner_up = logits.scatter(1, chosen, float("-inf")).max(dim=1).values  # (T,)
-    return float((logits.gather(1, chosen)[:, 0] - runner_up).min())
+    logits = model(src, out[None, :-1], _source_mask(src, [hidden]))[0]  # (T, V)
+    return smallest_lead(logits, out[1:])  # row t of the logits wrote out[t + 1]
 
 
 @dataclass(frozen=True)
