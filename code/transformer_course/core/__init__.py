@@ -41,6 +41,7 @@ from .decoding import (
     length_penalty,
     model_step_function,
     sequence_log_prob,
+    smallest_lead,
 )
 from .kv_cache import DecoderCache, KVCache, cached_attention, decode_with_cache
 from .loss import label_smoothed_loss, loss_floor, smoothed_targets
@@ -101,7 +102,7 @@ __all__ = [
     "scaled_dot_product_attention", "scaled_dot_product_attention_numpy", "sequence_log_prob",
     "shift_targets", "sinusoidal_encoding", "sinusoidal_encoding_numpy",
     "sinusoidal_frequencies", "sinusoidal_wavelengths", "SinusoidalPositionalEncoding",
-    "smoothed_targets", "softmax", "teacher_forced_loss", "train", "train_step", "TrainConfig",
-    "TrainResult", "Transformer", "TransformerConfig", "trim_batch", "wrap_sources",
-    "xavier_init",
+    "smallest_lead", "smoothed_targets", "softmax", "teacher_forced_loss", "train", "train_step",
+    "TrainConfig", "TrainResult", "Transformer", "TransformerConfig", "trim_batch",
+    "wrap_sources", "xavier_init",
 ]
